@@ -1,0 +1,81 @@
+//! The canonical event (EVENTS.md envelope) that every stage after ingest works on,
+//! and the voice of each event type (SEMANTICS.md §6).
+
+/// One kept event of a recorded session log.
+///
+/// `data` holds the payload as JSON text (`{}` when absent or null): stages that need a
+/// field parse just that event's payload, lazily.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub seq: u64,
+    /// Microseconds since the Unix epoch, UTC.
+    pub ts: i64,
+    pub root: String,
+    pub session: String,
+    pub turn: Option<String>,
+    pub kind: String,
+    pub data: String,
+    /// Index of the input file in the ingest's sorted file list.
+    pub file: u32,
+    /// 1-based line number within that file.
+    pub line: u64,
+}
+
+/// Who speaks through an event (SEMANTICS.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Voice {
+    Lifecycle,
+    Assistant,
+    Reasoning,
+    Progress,
+    Log,
+    Tool,
+    Model,
+    Interaction,
+    Terminal,
+    Unknown,
+}
+
+impl Voice {
+    /// The voice of an event type.
+    pub fn of(kind: &str) -> Voice {
+        match kind {
+            "session/start" | "session/end" | "inbox/receipt" | "agent/idle" | "turn/start"
+            | "turn/end" | "turn/busy" | "turn/conflict" | "run.started" | "run.status" => {
+                Voice::Lifecycle
+            }
+            "text/delta" => Voice::Assistant,
+            "reasoning/delta" => Voice::Reasoning,
+            "progress" => Voice::Progress,
+            "log" => Voice::Log,
+            "tool/call" | "tool/result" => Voice::Tool,
+            "model/end" => Voice::Model,
+            "callback/open" | "callback/answer" => Voice::Interaction,
+            "run.completed" | "run.failed" | "run.cancelled" => Voice::Terminal,
+            _ => Voice::Unknown,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Voice::Lifecycle => "lifecycle",
+            Voice::Assistant => "assistant",
+            Voice::Reasoning => "reasoning",
+            Voice::Progress => "progress",
+            Voice::Log => "log",
+            Voice::Tool => "tool",
+            Voice::Model => "model",
+            Voice::Interaction => "interaction",
+            Voice::Terminal => "terminal",
+            Voice::Unknown => "unknown",
+        }
+    }
+}
+
+/// Formats microseconds since the epoch as RFC 3339 UTC with microsecond precision.
+pub fn format_ts(micros: i64) -> String {
+    match chrono::DateTime::from_timestamp_micros(micros) {
+        Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+        None => micros.to_string(),
+    }
+}

@@ -1,0 +1,1 @@
+//! Gen: deterministic, production-like session logs for tests, demos and benchmarks.

@@ -1,0 +1,432 @@
+//! The `runlog` command line: a thin layer over the library that parses arguments,
+//! shows progress, prints results and maps errors to exit codes (0 ok, 1 failure, 2 usage).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use runlog::ingest::IngestOptions;
+use runlog::query::OutputFormat;
+
+#[derive(Parser)]
+#[command(
+    name = "runlog",
+    version,
+    about = "Event-log analytics and replay for AI-agent runtimes",
+    long_about = "Event-log analytics and replay for AI-agent runtimes.\n\n\
+Reads recorded session event logs (JSONL, gzip, zstd), replays every agent through the\n\
+interval reducer and answers with SQL how runs ended: finish reasons, turn states, error\n\
+codes and their retryability, tool calls, callbacks and run attempts.",
+    after_help = "Examples:\n  \
+runlog report sample-logs\n  \
+runlog ingest logs/ --warehouse wh\n  \
+runlog query --warehouse wh \"SELECT finish_reason, count(*) FROM intervals GROUP BY 1\"\n  \
+runlog query logs/ queries/finish_reasons.sql --format csv\n  \
+runlog replay --warehouse wh --root s1 --at 42\n  \
+tail -f live.jsonl | runlog replay --follow -"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read logs, reduce every agent, and write all tables as Parquet into a warehouse.
+    #[command(
+        after_help = "Files named on the command line are read whatever their name; inside \
+folders, files ending .jsonl or .ndjson (optionally .gz / .zst) are read and others skipped.\n\
+Ingest replaces the warehouse's tables with those of this input, in one atomic commit."
+    )]
+    Ingest {
+        /// Log files and folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The warehouse folder (created if missing).
+        #[arg(long, short = 'w')]
+        warehouse: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+        /// Fail (and write nothing) when rejects exceed N lines, or a share like 0.5%.
+        #[arg(long, value_name = "N|P%")]
+        max_rejects: Option<String>,
+        /// Also write the summary as JSON to this file ('-' for stdout).
+        #[arg(long, value_name = "FILE")]
+        summary_json: Option<PathBuf>,
+        /// Print no summary.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
+    /// Run one SQL statement over the tables (text, or a path to a .sql file).
+    #[command(
+        after_help = "Tables: events, intervals, turns, errors, tool_calls, callbacks, runs, \
+rejects, agents, files.\nWith PATHs instead of --warehouse, the logs are ingested in memory first.\n\
+Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GROUP BY 1\""
+    )]
+    Query {
+        #[command(flatten)]
+        source: Source,
+        /// Log PATHs (unless --warehouse) followed by the SQL text or a .sql file.
+        #[arg(required = true, value_name = "PATH... SQL")]
+        args: Vec<String>,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// The headline report: finish reasons, turn states, error codes, run attempts.
+    Report {
+        #[command(flatten)]
+        source: Source,
+        /// Log files and folders (unless --warehouse).
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value = "table")]
+        format: ReportFormat,
+    },
+    /// One agent's timeline or its turn states as of a cursor; or follow a live stream.
+    #[command(
+        after_help = "Timeline: one JSON object per event, {cursor, type, session, turn, state}.\n\
+Snapshot (--at SEQ): one state record per turn started at or before SEQ.\n\
+Follow (--follow -): reduce events from standard input as they arrive."
+    )]
+    Replay {
+        #[command(flatten)]
+        source: Source,
+        /// Log files and folders (unless --warehouse or --follow).
+        paths: Vec<PathBuf>,
+        /// The agent's root session id.
+        #[arg(long, required_unless_present = "follow")]
+        root: Option<String>,
+        /// Show every turn's state as of this cursor (seq).
+        #[arg(long, value_name = "SEQ")]
+        at: Option<u64>,
+        /// Read events from standard input ('-') and print each change at once.
+        #[arg(long, value_name = "-", conflicts_with_all = ["root", "at"])]
+        follow: Option<String>,
+    },
+}
+
+#[derive(Args, Clone)]
+struct ReadArgs {
+    /// Lines longer than this many bytes are rejected.
+    #[arg(long, default_value_t = runlog::ingest::DEFAULT_MAX_LINE_BYTES)]
+    max_line_bytes: usize,
+}
+
+#[derive(Args, Clone)]
+struct Source {
+    /// Read the tables of this warehouse instead of log files.
+    #[arg(long, short = 'w')]
+    warehouse: Option<PathBuf>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            let mut msg = format!("runlog: {e}");
+            for cause in e.chain().skip(1) {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    msg.push_str(": ");
+                    msg.push_str(&c);
+                }
+            }
+            let _ = writeln!(std::io::stderr(), "{msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || matches!(c.downcast_ref::<runlog::Error>(),
+                Some(runlog::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Ingest options with a progress bar on a terminal.
+fn ingest_options(
+    read: &ReadArgs,
+    paths: &[PathBuf],
+) -> (IngestOptions, Option<indicatif::ProgressBar>) {
+    let mut opts = IngestOptions {
+        max_line_bytes: read.max_line_bytes,
+        ..Default::default()
+    };
+    if !std::io::stderr().is_terminal() {
+        return (opts, None);
+    }
+    let total: u64 = runlog::ingest::discover(paths)
+        .map(|(files, _)| {
+            files
+                .iter()
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} reading [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let b = bar.clone();
+    opts.progress = Some(Arc::new(move |n| b.inc(n)));
+    (opts, Some(bar))
+}
+
+fn load(read: &ReadArgs, paths: &[PathBuf]) -> Result<runlog::Loaded> {
+    let (opts, bar) = ingest_options(read, paths);
+    let loaded = runlog::load(paths, &opts);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(loaded?)
+}
+
+fn context(source: &Source, paths: &[PathBuf]) -> Result<datafusion::prelude::SessionContext> {
+    match &source.warehouse {
+        Some(w) => {
+            if !paths.is_empty() {
+                bail!("give either --warehouse or log PATHs, not both");
+            }
+            Ok(runlog::query::context_from_warehouse(w)?)
+        }
+        None => {
+            if paths.is_empty() {
+                bail!("give log PATHs or --warehouse DIR");
+            }
+            let loaded = load(&source.read, paths)?;
+            Ok(runlog::query::context_from_batches(loaded.batches()?)?)
+        }
+    }
+}
+
+fn parse_max_rejects(s: &str, lines: u64) -> Result<u64> {
+    if let Some(p) = s.strip_suffix('%') {
+        let pct: f64 = p
+            .trim()
+            .parse()
+            .with_context(|| format!("--max-rejects {s:?}: not a percentage"))?;
+        Ok(((pct / 100.0) * lines as f64).floor() as u64)
+    } else {
+        s.trim()
+            .parse()
+            .with_context(|| format!("--max-rejects {s:?}: not a count or a percentage like 0.5%"))
+    }
+}
+
+fn print_summary(s: &runlog::Summary, warehouse: &Path) {
+    let mut e = std::io::stderr();
+    let _ = writeln!(
+        e,
+        "ingested {} file(s){} into {}",
+        s.files,
+        if s.skipped_files > 0 {
+            format!(" ({} skipped by name)", s.skipped_files)
+        } else {
+            String::new()
+        },
+        warehouse.display()
+    );
+    let _ = writeln!(
+        e,
+        "  lines read {}  = kept {} + duplicates {} + rejects {}{}",
+        s.lines_read,
+        s.kept,
+        s.duplicates,
+        s.rejects,
+        if s.adds_up { "" } else { "  (DOES NOT ADD UP)" }
+    );
+    let _ = writeln!(
+        e,
+        "  agents {}  intervals {}  blank lines {}",
+        s.agents, s.intervals, s.blank_lines
+    );
+    let _ = writeln!(
+        e,
+        "  {:.2} s  {:.1} MB/s  ({} bytes)",
+        s.seconds, s.mb_per_s, s.bytes
+    );
+    if s.rejects > 0 {
+        let _ = writeln!(
+            e,
+            "  see the rejects: runlog query --warehouse {} \"SELECT * FROM rejects\"",
+            warehouse.display()
+        );
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Ingest {
+            paths,
+            warehouse,
+            read,
+            max_rejects,
+            summary_json,
+            quiet,
+        } => {
+            let start = std::time::Instant::now();
+            let loaded = load(&read, &paths)?;
+            if let Some(limit) = &max_rejects {
+                let max = parse_max_rejects(limit, loaded.summary.lines_read)?;
+                if loaded.summary.rejects > max {
+                    return Err(runlog::Error::TooManyRejects {
+                        rejects: loaded.summary.rejects,
+                        lines: loaded.summary.lines_read,
+                        limit: limit.clone(),
+                    }
+                    .into());
+                }
+            }
+            let batches = loaded.batches()?;
+            let mut summary = loaded.summary.clone();
+            summary.seconds = start.elapsed().as_secs_f64();
+            let summary_value = serde_json::to_value(&summary)?;
+            runlog::store::write_warehouse(&warehouse, &batches, summary_value)?;
+            summary.seconds = start.elapsed().as_secs_f64();
+            summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
+            if !quiet {
+                print_summary(&summary, &warehouse);
+            }
+            if let Some(p) = summary_json {
+                let text = serde_json::to_string_pretty(&summary)?;
+                if p.as_os_str() == "-" {
+                    println!("{text}");
+                } else {
+                    std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+                }
+            }
+            Ok(())
+        }
+        Command::Query {
+            source,
+            mut args,
+            format,
+        } => {
+            let sql_arg = args.pop().expect("clap requires one argument");
+            let paths: Vec<PathBuf> = args.into_iter().map(PathBuf::from).collect();
+            let sql = runlog::query::load_sql(&sql_arg)?;
+            let ctx = context(&source, &paths)?;
+            let rt = runtime()?;
+            let (schema, batches) = rt.block_on(runlog::query::run_sql(&ctx, &sql))?;
+            let fmt = match format {
+                Format::Table => OutputFormat::Table,
+                Format::Csv => OutputFormat::Csv,
+                Format::Json => OutputFormat::Json,
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            runlog::query::write_result(&mut out, &schema, &batches, fmt)?;
+            out.flush()?;
+            Ok(())
+        }
+        Command::Report {
+            source,
+            paths,
+            format,
+        } => {
+            let ctx = context(&source, &paths)?;
+            let rt = runtime()?;
+            let report = rt.block_on(runlog::report::build(&ctx))?;
+            let text = match format {
+                ReportFormat::Table => runlog::report::render_text(&report),
+                ReportFormat::Json => runlog::report::render_json(&report),
+                ReportFormat::Markdown => runlog::report::render_markdown(&report),
+            };
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+            Ok(())
+        }
+        Command::Replay {
+            source,
+            paths,
+            root,
+            at,
+            follow,
+        } => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            if let Some(f) = follow {
+                if f != "-" {
+                    bail!("--follow reads standard input: write --follow -");
+                }
+                let stdin = std::io::stdin();
+                runlog::replay::follow(stdin.lock(), &mut out, &mut std::io::stderr())?;
+                return Ok(());
+            }
+            let root = root.expect("clap requires --root");
+            let events = match &source.warehouse {
+                Some(w) => {
+                    if !paths.is_empty() {
+                        bail!("give either --warehouse or log PATHs, not both");
+                    }
+                    runtime()?.block_on(runlog::replay::events_from_warehouse(w, &root))?
+                }
+                None => {
+                    if paths.is_empty() {
+                        bail!("give log PATHs or --warehouse DIR");
+                    }
+                    let loaded = load(&source.read, &paths)?;
+                    loaded
+                        .ingested
+                        .agents
+                        .into_iter()
+                        .find(|a| a.root == root)
+                        .map(|a| a.events)
+                        .unwrap_or_default()
+                }
+            };
+            if events.is_empty() {
+                bail!("no events for root {root:?}");
+            }
+            let lines = match at {
+                Some(at) => runlog::replay::snapshot(&root, &events, at),
+                None => runlog::replay::timeline(&root, &events),
+            };
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
+            out.flush()?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,1200 @@
+//! The interval reducer: replays one agent's events in `seq` order and derives owned run
+//! intervals, turn states, errors with their retryability, tool calls, callbacks and run
+//! attempts (SEMANTICS.md §2–§5).
+//!
+//! [`Reducer`] is incremental: it takes one event at a time and says which turn the event
+//! changed, so the same code serves batch ingest ([`reduce_agent`]) and live monitoring
+//! (`runlog replay --follow`). [`Reducer::finish`] turns its state into table rows.
+
+pub mod rules;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::event::Event;
+use rules::{end_class, is_cancel_kind, EndClass};
+
+/// A row of `intervals`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalRow {
+    pub root: String,
+    pub open_seq: i64,
+    pub close_seq: Option<i64>,
+    pub opened_at: i64,
+    pub closed_at: Option<i64>,
+    pub status: &'static str,
+    pub finish_reason: Option<String>,
+    pub protocol_error: Option<i64>,
+    pub message_id: Option<String>,
+    pub joined_messages: i64,
+    pub turns: i64,
+    pub model_calls: i64,
+    pub errors: i64,
+    pub tool_calls: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub busy: i64,
+    pub conflicts: i64,
+    pub seq_gaps: i64,
+}
+
+/// A row of `turns`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnRow {
+    pub root: String,
+    pub session: String,
+    pub turn: String,
+    pub is_root: bool,
+    pub interval_open_seq: Option<i64>,
+    pub start_seq: i64,
+    pub end_seq: Option<i64>,
+    pub state: Option<&'static str>,
+    pub stop_reason: Option<String>,
+    pub cause: Option<String>,
+    pub outcome: Option<String>,
+    pub error_code: Option<String>,
+    pub text_len: Option<i64>,
+    pub tool_calls: i64,
+    pub model_calls: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub protocol_error: Option<i64>,
+}
+
+/// A row of `errors`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorRow {
+    pub root: String,
+    pub session: String,
+    pub turn: Option<String>,
+    pub seq: i64,
+    pub ts: i64,
+    pub source: &'static str,
+    pub code: Option<String>,
+    pub message: Option<String>,
+    pub retryable: bool,
+    pub http_status: Option<i64>,
+    pub details_reason: Option<String>,
+    pub retryable_expected: Option<bool>,
+    pub retryable_mismatch: Option<bool>,
+    pub status_consistent: Option<bool>,
+    pub retried: Option<bool>,
+    pub recovered: Option<bool>,
+}
+
+/// A row of `tool_calls`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRow {
+    pub root: String,
+    pub session: String,
+    pub turn: Option<String>,
+    pub call_id: Option<String>,
+    pub seq: i64,
+    pub name: Option<String>,
+    /// The arguments as JSON text.
+    pub arguments: Option<String>,
+    pub status: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// A row of `callbacks`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallbackRow {
+    pub root: String,
+    pub session: String,
+    pub turn: Option<String>,
+    pub callback_id: Option<String>,
+    pub kind: Option<String>,
+    pub title: Option<String>,
+    pub open_seq: i64,
+    pub close_seq: Option<i64>,
+    pub closed_by: Option<&'static str>,
+}
+
+/// A row of `runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub root: String,
+    pub run_id: Option<String>,
+    pub attempt: Option<i64>,
+    pub start_seq: i64,
+    pub settle_seq: Option<i64>,
+    pub settle: &'static str,
+    pub output_status: Option<String>,
+    pub wait_for_kind: Option<String>,
+    pub assistant_text_len: Option<i64>,
+    pub provisional_tail: bool,
+    pub error_code: Option<String>,
+    pub assistant_deltas: i64,
+    pub reasoning_deltas: i64,
+    pub progress_events: i64,
+    pub tool_events: i64,
+    pub log_events: i64,
+    pub interaction_events: i64,
+}
+
+/// A row of `agents` (an addition to INTERFACE.md): per-root facts with no other home,
+/// such as stray idles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRow {
+    pub root: String,
+    pub events: i64,
+    pub sessions: i64,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub first_ts: i64,
+    pub last_ts: i64,
+    pub intervals: i64,
+    pub stray_idles: i64,
+    pub seq_gaps: i64,
+}
+
+/// The derived tables of one or many agents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Derived {
+    pub intervals: Vec<IntervalRow>,
+    pub turns: Vec<TurnRow>,
+    pub errors: Vec<ErrorRow>,
+    pub tool_calls: Vec<ToolCallRow>,
+    pub callbacks: Vec<CallbackRow>,
+    pub runs: Vec<RunRow>,
+    pub agents: Vec<AgentRow>,
+}
+
+impl Derived {
+    /// Appends another agent's rows.
+    pub fn append(&mut self, mut other: Derived) {
+        self.intervals.append(&mut other.intervals);
+        self.turns.append(&mut other.turns);
+        self.errors.append(&mut other.errors);
+        self.tool_calls.append(&mut other.tool_calls);
+        self.callbacks.append(&mut other.callbacks);
+        self.runs.append(&mut other.runs);
+        self.agents.append(&mut other.agents);
+    }
+}
+
+/// Reduces one agent's events (in `seq` order) into its rows.
+pub fn reduce_agent(root: &str, events: &[Event]) -> Derived {
+    let mut r = Reducer::new(root, false);
+    for ev in events {
+        r.apply(ev);
+    }
+    r.finish()
+}
+
+/// What one event changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Applied {
+    pub cursor: u64,
+    /// The turn the event belongs to, whose state it may have changed.
+    pub turn: Option<TurnId>,
+    /// An interval opened at this event.
+    pub opened_interval: bool,
+    /// An interval closed at this event.
+    pub closed_interval: bool,
+}
+
+/// A turn of the reducer, by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TurnId(pub usize);
+
+#[derive(Debug, Clone)]
+enum TurnEnd {
+    Completed {
+        stop_reason: Option<String>,
+        text: Option<String>,
+        /// Kept only when the reducer keeps details (replay).
+        output: Option<Value>,
+    },
+    Interrupted {
+        cause: String,
+    },
+    Failed {
+        error: Value,
+        code: Option<String>,
+        text: Option<String>,
+    },
+    Unknown {
+        outcome: String,
+        raw: Value,
+        text: Option<String>,
+    },
+    /// A `turn/end` without a string `reason.kind`: no state.
+    Malformed,
+}
+
+#[derive(Debug, Clone)]
+struct TurnState {
+    session: String,
+    turn: String,
+    is_root: bool,
+    interval_open_seq: Option<i64>,
+    start_seq: u64,
+    has_start: bool,
+    end_seq: Option<u64>,
+    end: Option<TurnEnd>,
+    delta_chars: i64,
+    /// The joined `text/delta` texts, kept only with details.
+    delta_text: String,
+    /// Callbacks (indices) that block this turn: its own and its subagents', open.
+    open_callbacks: Vec<usize>,
+    /// Callbacks this turn opened itself (closed by its end).
+    opened_callbacks: Vec<usize>,
+    tool_calls: Vec<usize>,
+    model_calls: i64,
+    input_tokens: i64,
+    output_tokens: i64,
+    /// Model errors (indices into `errors`) not yet followed by another `model/end`.
+    pending_model_errors: Vec<usize>,
+    model_errors: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SessionInfo {
+    parent: Option<String>,
+    parent_turn: Option<String>,
+    cancelled_at: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RunTrack {
+    settled: bool,
+    last_was_delta: bool,
+}
+
+/// The incremental reducer of one agent (one `root`).
+#[derive(Debug)]
+pub struct Reducer {
+    root: String,
+    keep_detail: bool,
+    last_seq: Option<u64>,
+    first_seq: u64,
+    first_ts: i64,
+    last_ts: i64,
+    events: i64,
+    sessions: HashMap<String, SessionInfo>,
+    turns: Vec<TurnState>,
+    turn_index: HashMap<(String, String), usize>,
+    intervals: Vec<IntervalRow>,
+    open_interval: Option<usize>,
+    /// The last root-session `turn/end` in the open interval: (seq, kind if a string).
+    last_root_end: Option<(u64, Option<String>)>,
+    errors: Vec<ErrorRow>,
+    tool_calls: Vec<ToolCallRow>,
+    tool_results: HashMap<String, (Option<String>, Option<String>)>,
+    callbacks: Vec<CallbackRow>,
+    /// For each callback, the turns it blocks (opening turn first, then ancestors).
+    callback_blocks: Vec<Vec<usize>>,
+    open_callbacks_by_id: HashMap<String, Vec<usize>>,
+    runs: Vec<RunRow>,
+    run_track: Vec<RunTrack>,
+    current_run: Option<usize>,
+    stray_idles: i64,
+    seq_gaps: i64,
+}
+
+// Lenient payload shapes: a field of the wrong type reads as absent, never as a failure.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TextData<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ModelEndData {
+    usage: Value,
+    error: Value,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ToolCallData<'a> {
+    call_id: Value,
+    name: Value,
+    #[serde(borrow)]
+    arguments: Option<&'a serde_json::value::RawValue>,
+}
+
+fn parse<'a, T: Deserialize<'a> + Default>(data: &'a str) -> T {
+    serde_json::from_str(data).unwrap_or_default()
+}
+
+fn parse_map(data: &str) -> Map<String, Value> {
+    serde_json::from_str(data).unwrap_or_default()
+}
+
+fn str_of(v: &Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+
+fn get_str(m: &Map<String, Value>, k: &str) -> Option<String> {
+    m.get(k).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn int_of(v: Option<&Value>) -> Option<i64> {
+    let v = v?;
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+            .map(|f| f as i64)
+    })
+}
+
+/// The fields of a recorded Error shape.
+struct ErrorFields {
+    code: Option<String>,
+    message: Option<String>,
+    retryable: bool,
+    http_status: Option<i64>,
+    details_reason: Option<String>,
+}
+
+fn error_fields(e: &Value) -> ErrorFields {
+    let details = e.get("details");
+    ErrorFields {
+        code: e.get("code").and_then(Value::as_str).map(str::to_owned),
+        message: e.get("message").and_then(Value::as_str).map(str::to_owned),
+        retryable: e.get("retryable").and_then(Value::as_bool).unwrap_or(false),
+        http_status: int_of(details.and_then(|d| d.get("http_status"))),
+        details_reason: details
+            .and_then(|d| d.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    }
+}
+
+fn char_len(s: &str) -> i64 {
+    s.chars().count() as i64
+}
+
+impl Reducer {
+    /// A reducer for the agent `root`. With `keep_detail`, it keeps what state records need
+    /// (texts, outputs) beyond what the tables need.
+    pub fn new(root: &str, keep_detail: bool) -> Reducer {
+        Reducer {
+            root: root.to_string(),
+            keep_detail,
+            last_seq: None,
+            first_seq: 0,
+            first_ts: 0,
+            last_ts: 0,
+            events: 0,
+            sessions: HashMap::new(),
+            turns: Vec::new(),
+            turn_index: HashMap::new(),
+            intervals: Vec::new(),
+            open_interval: None,
+            last_root_end: None,
+            errors: Vec::new(),
+            tool_calls: Vec::new(),
+            tool_results: HashMap::new(),
+            callbacks: Vec::new(),
+            callback_blocks: Vec::new(),
+            open_callbacks_by_id: HashMap::new(),
+            runs: Vec::new(),
+            run_track: Vec::new(),
+            current_run: None,
+            stray_idles: 0,
+            seq_gaps: 0,
+        }
+    }
+
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// The last cursor applied.
+    pub fn cursor(&self) -> Option<u64> {
+        self.last_seq
+    }
+
+    /// The turns seen so far, in order of first appearance.
+    pub fn turn_ids(&self) -> impl Iterator<Item = TurnId> {
+        (0..self.turns.len()).map(TurnId)
+    }
+
+    fn turn_id(&mut self, session: &str, turn: &str, seq: u64) -> usize {
+        if let Some(&i) = self
+            .turn_index
+            .get(&(session.to_string(), turn.to_string()))
+        {
+            return i;
+        }
+        let i = self.turns.len();
+        self.turns.push(TurnState {
+            session: session.to_string(),
+            turn: turn.to_string(),
+            is_root: session == self.root,
+            interval_open_seq: self.open_interval.map(|k| self.intervals[k].open_seq),
+            start_seq: seq,
+            has_start: false,
+            end_seq: None,
+            end: None,
+            delta_chars: 0,
+            delta_text: String::new(),
+            open_callbacks: Vec::new(),
+            opened_callbacks: Vec::new(),
+            tool_calls: Vec::new(),
+            model_calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            pending_model_errors: Vec::new(),
+            model_errors: Vec::new(),
+        });
+        self.turn_index
+            .insert((session.to_string(), turn.to_string()), i);
+        i
+    }
+
+    fn lookup_turn(&self, session: &str, turn: &str) -> Option<usize> {
+        self.turn_index
+            .get(&(session.to_string(), turn.to_string()))
+            .copied()
+    }
+
+    fn record_error(&mut self, ev: &Event, source: &'static str, e: &Value) -> usize {
+        let f = error_fields(e);
+        let expected = rules::retryable_expected(
+            f.code.as_deref(),
+            f.http_status,
+            f.details_reason.as_deref(),
+        );
+        let i = self.errors.len();
+        self.errors.push(ErrorRow {
+            root: self.root.clone(),
+            session: ev.session.clone(),
+            turn: ev.turn.clone(),
+            seq: ev.seq as i64,
+            ts: ev.ts,
+            source,
+            status_consistent: rules::status_consistent(f.code.as_deref(), f.http_status),
+            retryable_mismatch: expected.map(|x| x != f.retryable),
+            retryable_expected: expected,
+            code: f.code,
+            message: f.message,
+            retryable: f.retryable,
+            http_status: f.http_status,
+            details_reason: f.details_reason,
+            retried: if source == "model" { Some(false) } else { None },
+            recovered: if source == "model" { Some(false) } else { None },
+        });
+        if let Some(k) = self.open_interval {
+            self.intervals[k].errors += 1;
+        }
+        i
+    }
+
+    fn close_callback(&mut self, cb: usize, seq: u64, by: &'static str) {
+        if self.callbacks[cb].closed_by.is_some() {
+            return;
+        }
+        self.callbacks[cb].close_seq = Some(seq as i64);
+        self.callbacks[cb].closed_by = Some(by);
+        for &t in &self.callback_blocks[cb] {
+            self.turns[t].open_callbacks.retain(|&c| c != cb);
+        }
+        if let Some(id) = &self.callbacks[cb].callback_id {
+            if let Some(v) = self.open_callbacks_by_id.get_mut(id) {
+                v.retain(|&c| c != cb);
+                if v.is_empty() {
+                    self.open_callbacks_by_id.remove(id);
+                }
+            }
+        }
+    }
+
+    /// The turns a callback opened in (`session`, `turn`) blocks: the opening turn, then the
+    /// turn that spawned the session, and so on up the tree.
+    fn blocked_turns(&mut self, session: &str, turn: Option<usize>) -> Vec<usize> {
+        let mut out: Vec<usize> = turn.into_iter().collect();
+        let mut s = session.to_string();
+        for _ in 0..256 {
+            let Some(info) = self.sessions.get(&s) else {
+                break;
+            };
+            let (Some(p), pt) = (info.parent.clone(), info.parent_turn.clone()) else {
+                break;
+            };
+            if let Some(pt) = pt {
+                if let Some(t) = self.lookup_turn(&p, &pt) {
+                    if !out.contains(&t) {
+                        out.push(t);
+                    }
+                }
+            }
+            if p == s {
+                break;
+            }
+            s = p;
+        }
+        out
+    }
+
+    /// Applies the next event of this agent. Events must come in increasing `seq`; an
+    /// event at or before the last cursor is ignored (`None`).
+    pub fn apply(&mut self, ev: &Event) -> Option<Applied> {
+        let seq = ev.seq;
+        if let Some(last) = self.last_seq {
+            if seq <= last {
+                return None;
+            }
+        }
+        let prev = self.last_seq;
+        self.last_seq = Some(seq);
+        if self.events == 0 {
+            self.first_seq = seq;
+            self.first_ts = ev.ts;
+        }
+        self.last_ts = ev.ts;
+        self.events += 1;
+        if let Some(p) = prev {
+            if seq - p > 1 {
+                self.seq_gaps += 1;
+                if let Some(k) = self.open_interval {
+                    self.intervals[k].seq_gaps += 1;
+                }
+            }
+        }
+
+        let kind = ev.kind.as_str();
+        let mut applied = Applied {
+            cursor: seq,
+            turn: None,
+            opened_interval: false,
+            closed_interval: false,
+        };
+
+        // The turn this event names (refusals name no turn of their own).
+        let turn_idx = match (&ev.turn, kind) {
+            (_, "turn/busy") | (_, "turn/conflict") => None,
+            (Some(t), _) => Some(self.turn_id(&ev.session, t, seq)),
+            (None, _) => None,
+        };
+        applied.turn = turn_idx.map(TurnId);
+
+        // Interval boundaries and counts.
+        let is_root_session = ev.session == self.root;
+        let mut boundary = false;
+        match kind {
+            "inbox/receipt" if is_root_session && self.open_interval.is_none() => {
+                let m = parse_map(&ev.data);
+                self.intervals.push(IntervalRow {
+                    root: self.root.clone(),
+                    open_seq: seq as i64,
+                    close_seq: None,
+                    opened_at: ev.ts,
+                    closed_at: None,
+                    status: "unsettled",
+                    finish_reason: None,
+                    protocol_error: None,
+                    message_id: get_str(&m, "message_id"),
+                    joined_messages: 0,
+                    turns: 0,
+                    model_calls: 0,
+                    errors: 0,
+                    tool_calls: 0,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    busy: 0,
+                    conflicts: 0,
+                    seq_gaps: 0,
+                });
+                self.open_interval = Some(self.intervals.len() - 1);
+                self.last_root_end = None;
+                applied.opened_interval = true;
+                boundary = true;
+            }
+            "agent/idle" => {
+                boundary = true;
+                match self.open_interval.take() {
+                    Some(k) => {
+                        let iv = &mut self.intervals[k];
+                        iv.close_seq = Some(seq as i64);
+                        iv.closed_at = Some(ev.ts);
+                        match self.last_root_end.take() {
+                            Some((s, None)) => {
+                                iv.status = "protocol_error";
+                                iv.protocol_error = Some(s as i64);
+                            }
+                            Some((_, Some(k))) => {
+                                iv.status = "settled";
+                                iv.finish_reason = Some(k);
+                            }
+                            None => iv.status = "settled",
+                        }
+                        applied.closed_interval = true;
+                    }
+                    None => self.stray_idles += 1,
+                }
+            }
+            _ => {}
+        }
+        if !boundary {
+            if let Some(k) = self.open_interval {
+                let iv = &mut self.intervals[k];
+                match kind {
+                    "inbox/receipt" if is_root_session => iv.joined_messages += 1,
+                    "turn/start" => iv.turns += 1,
+                    "tool/call" => iv.tool_calls += 1,
+                    "turn/busy" => iv.busy += 1,
+                    "turn/conflict" => iv.conflicts += 1,
+                    _ => {}
+                }
+            }
+        }
+
+        // Run attempts: count the event on the attempt it falls in.
+        self.track_run(ev, kind);
+
+        match kind {
+            "session/start" => {
+                let m = parse_map(&ev.data);
+                let info = self.sessions.entry(ev.session.clone()).or_default();
+                info.parent = get_str(&m, "parent");
+                info.parent_turn = get_str(&m, "parent_turn");
+            }
+            "session/end" => {
+                let m = parse_map(&ev.data);
+                if m.get("status").and_then(Value::as_str) == Some("cancelled") {
+                    let info = self.sessions.entry(ev.session.clone()).or_default();
+                    info.cancelled_at.get_or_insert(seq);
+                }
+            }
+            "turn/start" => {
+                if let Some(t) = turn_idx {
+                    let open = self.open_interval.map(|k| self.intervals[k].open_seq);
+                    let ts = &mut self.turns[t];
+                    if !ts.has_start {
+                        ts.has_start = true;
+                        ts.start_seq = seq;
+                        ts.interval_open_seq = open;
+                    }
+                }
+            }
+            "text/delta" => {
+                if let Some(t) = turn_idx {
+                    let d: TextData = parse(&ev.data);
+                    if let Some(text) = d.text {
+                        let ts = &mut self.turns[t];
+                        if ts.end.is_none() {
+                            ts.delta_chars += char_len(&text);
+                            if self.keep_detail {
+                                ts.delta_text.push_str(&text);
+                            }
+                        }
+                    }
+                }
+            }
+            "model/end" => {
+                let d: ModelEndData = parse(&ev.data);
+                let input = int_of(d.usage.get("input_tokens")).unwrap_or(0);
+                let output = int_of(d.usage.get("output_tokens")).unwrap_or(0);
+                if let Some(k) = self.open_interval {
+                    let iv = &mut self.intervals[k];
+                    iv.model_calls += 1;
+                    iv.input_tokens += input;
+                    iv.output_tokens += output;
+                }
+                let err = if d.error.is_object() {
+                    Some(self.record_error(ev, "model", &d.error))
+                } else {
+                    None
+                };
+                if let Some(t) = turn_idx {
+                    let pending = std::mem::take(&mut self.turns[t].pending_model_errors);
+                    for e in pending {
+                        self.errors[e].retried = Some(true);
+                    }
+                    let ts = &mut self.turns[t];
+                    ts.model_calls += 1;
+                    ts.input_tokens += input;
+                    ts.output_tokens += output;
+                    if let Some(e) = err {
+                        ts.pending_model_errors.push(e);
+                        ts.model_errors.push(e);
+                    }
+                }
+            }
+            "turn/end" => self.turn_end(ev, turn_idx, is_root_session),
+            "tool/call" => {
+                let d: ToolCallData = parse(&ev.data);
+                let i = self.tool_calls.len();
+                self.tool_calls.push(ToolCallRow {
+                    root: self.root.clone(),
+                    session: ev.session.clone(),
+                    turn: ev.turn.clone(),
+                    call_id: str_of(&d.call_id),
+                    seq: seq as i64,
+                    name: str_of(&d.name),
+                    arguments: d.arguments.map(|a| a.get().to_string()),
+                    status: None,
+                    detail: None,
+                });
+                if let Some(t) = turn_idx {
+                    self.turns[t].tool_calls.push(i);
+                }
+            }
+            "tool/result" => {
+                let m = parse_map(&ev.data);
+                if let Some(id) = get_str(&m, "call_id") {
+                    self.tool_results
+                        .entry(id)
+                        .or_insert_with(|| (get_str(&m, "status"), get_str(&m, "detail")));
+                }
+            }
+            "callback/open" => {
+                let m = parse_map(&ev.data);
+                let i = self.callbacks.len();
+                let id = get_str(&m, "callback_id");
+                self.callbacks.push(CallbackRow {
+                    root: self.root.clone(),
+                    session: ev.session.clone(),
+                    turn: ev.turn.clone(),
+                    callback_id: id.clone(),
+                    kind: get_str(&m, "kind"),
+                    title: get_str(&m, "title"),
+                    open_seq: seq as i64,
+                    close_seq: None,
+                    closed_by: None,
+                });
+                let blocks = self.blocked_turns(&ev.session, turn_idx);
+                for &t in &blocks {
+                    self.turns[t].open_callbacks.push(i);
+                }
+                if let Some(t) = turn_idx {
+                    self.turns[t].opened_callbacks.push(i);
+                }
+                self.callback_blocks.push(blocks);
+                if let Some(id) = id {
+                    self.open_callbacks_by_id.entry(id).or_default().push(i);
+                }
+            }
+            "callback/answer" => {
+                let m = parse_map(&ev.data);
+                if let Some(id) = get_str(&m, "callback_id") {
+                    if let Some(&cb) = self.open_callbacks_by_id.get(&id).and_then(|v| v.first()) {
+                        self.close_callback(cb, seq, "answer");
+                    }
+                }
+            }
+            "run.failed" => {
+                let m = parse_map(&ev.data);
+                let e = m.get("error").cloned().unwrap_or(Value::Null);
+                self.record_error(ev, "run", &e);
+            }
+            _ => {}
+        }
+        Some(applied)
+    }
+
+    fn turn_end(&mut self, ev: &Event, turn_idx: Option<usize>, is_root_session: bool) {
+        let seq = ev.seq;
+        let m = parse_map(&ev.data);
+        let reason = m.get("reason");
+        let kind = reason
+            .and_then(|r| r.get("kind"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if is_root_session && self.open_interval.is_some() {
+            self.last_root_end = Some((seq, kind.clone()));
+        }
+        let class = kind.as_deref().map(end_class);
+        let text = get_str(&m, "text");
+        if class == Some(EndClass::Failed) {
+            let e = reason
+                .and_then(|r| r.get("error"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            self.record_error(ev, "turn", &e);
+        }
+        let Some(t) = turn_idx else {
+            return;
+        };
+        if self.turns[t].end.is_some() {
+            return; // The first end of a turn decides its state.
+        }
+        let end = match (class, kind) {
+            (None, _) | (_, None) => TurnEnd::Malformed,
+            (Some(EndClass::Completed(with_reason)), Some(k)) => {
+                let output = if self.keep_detail {
+                    let out = match m.get("output") {
+                        Some(o) => o.clone(),
+                        None => Value::String(text.clone().unwrap_or_default()),
+                    };
+                    Some(match m.get("output_error") {
+                        Some(err) => {
+                            json!({"invalid": {"raw": m.get("output").cloned().unwrap_or(Value::Null), "error": err}})
+                        }
+                        None => out,
+                    })
+                } else {
+                    None
+                };
+                TurnEnd::Completed {
+                    stop_reason: with_reason.then_some(k),
+                    text,
+                    output,
+                }
+            }
+            (Some(EndClass::Interrupted), Some(k)) => {
+                let r = reason.unwrap_or(&Value::Null);
+                let cancelled_session = self
+                    .sessions
+                    .get(&ev.session)
+                    .and_then(|s| s.cancelled_at)
+                    .is_some_and(|c| c > self.turns[t].start_seq && c < seq);
+                let cause = r
+                    .get("cause")
+                    .and_then(Value::as_str)
+                    .or_else(|| {
+                        r.get("reason")
+                            .and_then(|x| x.get("kind"))
+                            .and_then(Value::as_str)
+                    })
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| {
+                        if is_cancel_kind(&k) || cancelled_session {
+                            "cancelled".into()
+                        } else {
+                            "interrupted".into()
+                        }
+                    });
+                TurnEnd::Interrupted { cause }
+            }
+            (Some(EndClass::Failed), Some(_)) => {
+                let error = reason
+                    .and_then(|r| r.get("error"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let code = error.get("code").and_then(Value::as_str).map(str::to_owned);
+                TurnEnd::Failed { error, code, text }
+            }
+            (Some(EndClass::Unknown), Some(k)) => TurnEnd::Unknown {
+                outcome: k,
+                raw: reason.cloned().unwrap_or(Value::Null),
+                text,
+            },
+        };
+        let completed = matches!(end, TurnEnd::Completed { .. });
+        let ts = &mut self.turns[t];
+        ts.end = Some(end);
+        ts.end_seq = Some(seq);
+        let opened = ts.opened_callbacks.clone();
+        let model_errors = ts.model_errors.clone();
+        for cb in opened {
+            self.close_callback(cb, seq, "turn_end");
+        }
+        for e in model_errors {
+            self.errors[e].recovered = Some(completed);
+        }
+    }
+
+    fn track_run(&mut self, ev: &Event, kind: &str) {
+        match kind {
+            "run.started" => {
+                let m = parse_map(&ev.data);
+                let run_id = get_str(&m, "run_id");
+                let attempt = int_of(m.get("attempt"));
+                self.runs.push(RunRow {
+                    root: self.root.clone(),
+                    run_id,
+                    attempt,
+                    start_seq: ev.seq as i64,
+                    settle_seq: None,
+                    settle: "unsettled",
+                    output_status: None,
+                    wait_for_kind: None,
+                    assistant_text_len: None,
+                    provisional_tail: false,
+                    error_code: None,
+                    assistant_deltas: 0,
+                    reasoning_deltas: 0,
+                    progress_events: 0,
+                    tool_events: 0,
+                    log_events: 0,
+                    interaction_events: 0,
+                });
+                self.run_track.push(RunTrack::default());
+                self.current_run = Some(self.runs.len() - 1);
+            }
+            "run.completed" | "run.failed" | "run.cancelled" => {
+                let m = parse_map(&ev.data);
+                let run_id = get_str(&m, "run_id");
+                let attempt = int_of(m.get("attempt"));
+                let found = (0..self.runs.len()).rev().find(|&i| {
+                    !self.run_track[i].settled
+                        && self.runs[i].run_id == run_id
+                        && (attempt.is_none() || self.runs[i].attempt == attempt)
+                });
+                let Some(i) = found else {
+                    return;
+                };
+                self.run_track[i].settled = true;
+                let row = &mut self.runs[i];
+                row.settle_seq = Some(ev.seq as i64);
+                match kind {
+                    "run.completed" => {
+                        row.settle = "completed";
+                        let out = m.get("output");
+                        row.output_status = out
+                            .and_then(|o| o.get("status"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        row.wait_for_kind = out
+                            .and_then(|o| o.get("waitFor"))
+                            .and_then(|w| w.get("kind"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        row.assistant_text_len = out
+                            .and_then(|o| o.get("assistantText"))
+                            .and_then(Value::as_str)
+                            .map(char_len);
+                    }
+                    "run.failed" => {
+                        row.settle = "failed";
+                        row.error_code = m
+                            .get("error")
+                            .and_then(|e| e.get("code"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                    }
+                    _ => row.settle = "cancelled",
+                }
+                if self.current_run == Some(i) {
+                    self.current_run = None;
+                }
+            }
+            _ => {
+                let Some(i) = self.current_run else {
+                    return;
+                };
+                let row = &mut self.runs[i];
+                match kind {
+                    "text/delta" => row.assistant_deltas += 1,
+                    "reasoning/delta" => row.reasoning_deltas += 1,
+                    "progress" => row.progress_events += 1,
+                    "log" => row.log_events += 1,
+                    "tool/call" | "tool/result" => row.tool_events += 1,
+                    "callback/open" | "callback/answer" => row.interaction_events += 1,
+                    _ => {}
+                }
+                self.run_track[i].last_was_delta = matches!(kind, "text/delta" | "reasoning/delta");
+            }
+        }
+    }
+
+    /// The state record (SEMANTICS.md §3, INTERFACE.md) of a turn as of the current cursor,
+    /// or as of `cursor` when given. A turn whose end was malformed has `state: null`.
+    pub fn state_record(&self, id: TurnId, cursor: Option<u64>) -> Value {
+        let t = &self.turns[id.0];
+        let cursor = cursor.or(self.last_seq).unwrap_or(0).to_string();
+        let mut rec = Map::new();
+        let deltas = || Value::String(t.delta_text.clone());
+        let opt = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
+        let state: Value;
+        match &t.end {
+            None if t.open_callbacks.is_empty() => {
+                state = json!("Running");
+                rec.insert("text".into(), deltas());
+            }
+            None => {
+                state = json!("Blocked");
+                rec.insert("text".into(), deltas());
+                let cbs: Vec<Value> = t
+                    .open_callbacks
+                    .iter()
+                    .map(|&c| {
+                        let cb = &self.callbacks[c];
+                        json!({"id": cb.callback_id, "session_id": cb.session, "turn_id": cb.turn,
+                               "kind": cb.kind, "title": cb.title})
+                    })
+                    .collect();
+                rec.insert("callbacks".into(), Value::Array(cbs));
+            }
+            Some(TurnEnd::Completed {
+                stop_reason,
+                text,
+                output,
+            }) => {
+                state = json!("Completed");
+                rec.insert("text".into(), opt(text));
+                rec.insert("stop_reason".into(), opt(stop_reason));
+                rec.insert(
+                    "output".into(),
+                    output
+                        .clone()
+                        .unwrap_or_else(|| Value::String(text.clone().unwrap_or_default())),
+                );
+                let calls: Vec<Value> = t
+                    .tool_calls
+                    .iter()
+                    .map(|&c| {
+                        let tc = &self.tool_calls[c];
+                        let args = tc
+                            .arguments
+                            .as_deref()
+                            .and_then(|a| serde_json::from_str(a).ok())
+                            .unwrap_or(Value::Null);
+                        json!({"name": tc.name, "arguments": args})
+                    })
+                    .collect();
+                rec.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Some(TurnEnd::Interrupted { cause }) => {
+                state = json!("Interrupted");
+                rec.insert("text".into(), deltas());
+                rec.insert("cause".into(), json!(cause));
+            }
+            Some(TurnEnd::Failed { error, text, .. }) => {
+                state = json!("Failed");
+                rec.insert("text".into(), opt(text));
+                let f = error_fields(error);
+                rec.insert(
+                    "error".into(),
+                    json!({"code": f.code, "message": f.message, "retryable": f.retryable,
+                           "details": error.get("details").cloned().unwrap_or(Value::Null)}),
+                );
+            }
+            Some(TurnEnd::Unknown { outcome, raw, text }) => {
+                state = json!("UnknownOutcome");
+                rec.insert("text".into(), opt(text));
+                rec.insert("outcome".into(), json!(outcome));
+                rec.insert("raw".into(), raw.clone());
+            }
+            Some(TurnEnd::Malformed) => {
+                state = Value::Null;
+                rec.insert("text".into(), Value::Null);
+                rec.insert(
+                    "protocol_error".into(),
+                    json!(t.end_seq.map(|s| s.to_string())),
+                );
+            }
+        }
+        let mut out = Map::new();
+        out.insert("state".into(), state);
+        out.insert("session_id".into(), json!(t.session));
+        out.insert("turn_id".into(), json!(t.turn));
+        out.insert("cursor".into(), json!(cursor));
+        out.extend(rec);
+        Value::Object(out)
+    }
+
+    fn turn_row(&self, t: &TurnState) -> TurnRow {
+        let mut row = TurnRow {
+            root: self.root.clone(),
+            session: t.session.clone(),
+            turn: t.turn.clone(),
+            is_root: t.is_root,
+            interval_open_seq: t.interval_open_seq,
+            start_seq: t.start_seq as i64,
+            end_seq: t.end_seq.map(|s| s as i64),
+            state: None,
+            stop_reason: None,
+            cause: None,
+            outcome: None,
+            error_code: None,
+            text_len: None,
+            tool_calls: t.tool_calls.len() as i64,
+            model_calls: t.model_calls,
+            input_tokens: t.input_tokens,
+            output_tokens: t.output_tokens,
+            protocol_error: None,
+        };
+        match &t.end {
+            None => {
+                row.state = Some(if t.open_callbacks.is_empty() {
+                    "Running"
+                } else {
+                    "Blocked"
+                });
+                row.text_len = Some(t.delta_chars);
+            }
+            Some(TurnEnd::Completed {
+                stop_reason, text, ..
+            }) => {
+                row.state = Some("Completed");
+                row.stop_reason = stop_reason.clone();
+                row.text_len = text.as_deref().map(char_len);
+            }
+            Some(TurnEnd::Interrupted { cause }) => {
+                row.state = Some("Interrupted");
+                row.cause = Some(cause.clone());
+                row.text_len = Some(t.delta_chars);
+            }
+            Some(TurnEnd::Failed { code, text, .. }) => {
+                row.state = Some("Failed");
+                row.error_code = code.clone();
+                row.text_len = text.as_deref().map(char_len);
+            }
+            Some(TurnEnd::Unknown { outcome, text, .. }) => {
+                row.state = Some("UnknownOutcome");
+                row.outcome = Some(outcome.clone());
+                row.text_len = text.as_deref().map(char_len);
+            }
+            Some(TurnEnd::Malformed) => {
+                row.protocol_error = t.end_seq.map(|s| s as i64);
+            }
+        }
+        row
+    }
+
+    /// The rows of every table as of the current cursor.
+    pub fn snapshot(&self) -> Derived {
+        let mut tool_calls = self.tool_calls.clone();
+        for tc in &mut tool_calls {
+            if let Some((status, detail)) =
+                tc.call_id.as_ref().and_then(|id| self.tool_results.get(id))
+            {
+                tc.status = status.clone();
+                tc.detail = detail.clone();
+            }
+        }
+        let mut runs = self.runs.clone();
+        for (row, tr) in runs.iter_mut().zip(&self.run_track) {
+            row.provisional_tail = !tr.settled && tr.last_was_delta;
+        }
+        let mut sessions: Vec<&str> = self.sessions.keys().map(String::as_str).collect();
+        for t in &self.turns {
+            sessions.push(&t.session);
+        }
+        sessions.push(&self.root);
+        sessions.sort_unstable();
+        sessions.dedup();
+        let agents = if self.events > 0 {
+            vec![AgentRow {
+                root: self.root.clone(),
+                events: self.events,
+                sessions: sessions.len() as i64,
+                first_seq: self.first_seq as i64,
+                last_seq: self.last_seq.unwrap_or(0) as i64,
+                first_ts: self.first_ts,
+                last_ts: self.last_ts,
+                intervals: self.intervals.len() as i64,
+                stray_idles: self.stray_idles,
+                seq_gaps: self.seq_gaps,
+            }]
+        } else {
+            Vec::new()
+        };
+        Derived {
+            intervals: self.intervals.clone(),
+            turns: self.turns.iter().map(|t| self.turn_row(t)).collect(),
+            errors: self.errors.clone(),
+            tool_calls,
+            callbacks: self.callbacks.clone(),
+            runs,
+            agents,
+        }
+    }
+
+    /// The rows of every table: the end of the log.
+    pub fn finish(self) -> Derived {
+        self.snapshot()
+    }
+}

@@ -1,0 +1,272 @@
+//! Report: the headline numbers of a warehouse — why intervals ended, how turns ended,
+//! which errors occurred and how retryable they were, how run attempts settled — computed
+//! once with SQL into a [`Report`] value that is then rendered as text, JSON or Markdown.
+
+use std::fmt::Write as _;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::prelude::SessionContext;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::query::run_sql;
+
+/// One section of the report: a titled table of strings.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Section {
+    pub id: String,
+    pub title: String,
+    pub note: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The whole report: a header of totals and the sections in order.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub totals: Vec<(String, String)>,
+    pub sections: Vec<Section>,
+}
+
+/// The SQL of every section: (id, title, note, query).
+pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
+    (
+        "finish_reasons",
+        "Intervals by status and finish reason",
+        "finish reason = kind of the last root-session turn end; unsettled = the log ended first",
+        "SELECT status, coalesce(finish_reason, '-') AS finish_reason, count(*) AS intervals,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
+         FROM intervals GROUP BY status, finish_reason ORDER BY intervals DESC, status, finish_reason",
+    ),
+    (
+        "turn_states",
+        "Turn states",
+        "detail = stop reason (Completed), cause (Interrupted), error code (Failed), outcome (UnknownOutcome)",
+        "SELECT coalesce(state, 'protocol_error') AS state,
+                coalesce(stop_reason, cause, error_code, outcome, '-') AS detail,
+                count(*) AS turns, round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
+                sum(CASE WHEN is_root THEN 1 ELSE 0 END) AS root_turns
+         FROM turns GROUP BY 1, 2 ORDER BY turns DESC, state, detail",
+    ),
+    (
+        "error_codes",
+        "Top error codes",
+        "recorded = retryable flag as recorded; expected = the code table's rule; retried/recovered for model errors",
+        "SELECT coalesce(code, '(none)') AS code, count(*) AS errors,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
+                sum(CASE WHEN retryable THEN 1 ELSE 0 END) AS recorded_retryable,
+                sum(CASE WHEN retryable_expected THEN 1 ELSE 0 END) AS expected_retryable,
+                sum(CASE WHEN retryable_mismatch THEN 1 ELSE 0 END) AS mismatches,
+                sum(CASE WHEN status_consistent = false THEN 1 ELSE 0 END) AS odd_status,
+                CASE WHEN sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END) = 0 THEN '-'
+                     ELSE concat(CAST(round(100.0 * sum(CASE WHEN retried THEN 1 ELSE 0 END)
+                          / sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END), 1) AS VARCHAR), '%') END AS retried,
+                CASE WHEN sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END) = 0 THEN '-'
+                     ELSE concat(CAST(round(100.0 * sum(CASE WHEN recovered THEN 1 ELSE 0 END)
+                          / sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END), 1) AS VARCHAR), '%') END AS recovered
+         FROM errors GROUP BY 1 ORDER BY errors DESC, code LIMIT 20",
+    ),
+    (
+        "runs",
+        "Run attempts by settle and output status",
+        "provisional tail = unsettled attempt whose last event was a text or reasoning delta",
+        "SELECT settle, coalesce(output_status, '-') AS output_status,
+                coalesce(wait_for_kind, '-') AS wait_for, count(*) AS attempts,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
+                sum(CASE WHEN provisional_tail THEN 1 ELSE 0 END) AS provisional_tails
+         FROM runs GROUP BY 1, 2, 3 ORDER BY attempts DESC, settle, output_status",
+    ),
+    (
+        "tool_calls",
+        "Tool-call outcomes",
+        "status of the first tool result with the call's id; '(no result)' when none was recorded",
+        "SELECT coalesce(status, '(no result)') AS status, count(*) AS calls,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
+                count(DISTINCT name) AS tools
+         FROM tool_calls GROUP BY 1 ORDER BY calls DESC, status",
+    ),
+    (
+        "callbacks",
+        "Callbacks by kind and how they closed",
+        "open = neither answered nor closed by the end of the turn that opened it",
+        "SELECT coalesce(kind, '-') AS kind, coalesce(closed_by, 'open') AS closed_by,
+                count(*) AS callbacks
+         FROM callbacks GROUP BY 1, 2 ORDER BY callbacks DESC, kind, closed_by",
+    ),
+    (
+        "tokens",
+        "Token totals by finish reason",
+        "sums of model-call usage inside each interval",
+        "SELECT status, coalesce(finish_reason, '-') AS finish_reason, count(*) AS intervals,
+                sum(model_calls) AS model_calls, sum(input_tokens) AS input_tokens,
+                sum(output_tokens) AS output_tokens
+         FROM intervals GROUP BY 1, 2 ORDER BY input_tokens DESC, status, finish_reason",
+    ),
+];
+
+const TOTALS_SQL: &str = "SELECT
+    (SELECT count(*) FROM agents) AS agents,
+    (SELECT count(*) FROM events) AS events,
+    (SELECT count(*) FROM intervals) AS intervals,
+    (SELECT count(*) FROM turns) AS turns,
+    (SELECT count(*) FROM errors) AS errors,
+    (SELECT count(*) FROM rejects) AS rejects,
+    (SELECT CAST(min(first_ts) AS VARCHAR) FROM agents) AS first_event,
+    (SELECT CAST(max(last_ts) AS VARCHAR) FROM agents) AS last_event";
+
+fn to_strings(batches: &[RecordBatch]) -> Result<(Vec<String>, Vec<Vec<String>>)> {
+    let mut columns = Vec::new();
+    let mut rows = Vec::new();
+    let opts = FormatOptions::default().with_null("-");
+    for b in batches {
+        if columns.is_empty() {
+            columns = b
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+        }
+        let fmts = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        for i in 0..b.num_rows() {
+            rows.push(fmts.iter().map(|f| f.value(i).to_string()).collect());
+        }
+    }
+    Ok((columns, rows))
+}
+
+/// Computes the report over a context holding the warehouse tables.
+pub async fn build(ctx: &SessionContext) -> Result<Report> {
+    let (_, batches) = run_sql(ctx, TOTALS_SQL).await?;
+    let (cols, rows) = to_strings(&batches)?;
+    let totals = cols
+        .into_iter()
+        .zip(rows.into_iter().next().unwrap_or_default())
+        .collect();
+    let mut sections = Vec::new();
+    for (id, title, note, sql) in SECTIONS {
+        let (schema, batches) = run_sql(ctx, sql).await?;
+        let (mut columns, rows) = to_strings(&batches)?;
+        if columns.is_empty() {
+            columns = schema.fields().iter().map(|f| f.name().clone()).collect();
+        }
+        sections.push(Section {
+            id: id.to_string(),
+            title: title.to_string(),
+            note: note.to_string(),
+            columns,
+            rows,
+        });
+    }
+    Ok(Report { totals, sections })
+}
+
+fn is_numeric(s: &str) -> bool {
+    let s = s.trim_end_matches('%');
+    !s.is_empty() && s.parse::<f64>().is_ok()
+}
+
+/// Renders the report as aligned text tables.
+pub fn render_text(r: &Report) -> String {
+    let mut out = String::new();
+    let totals: Vec<String> = r.totals.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let _ = writeln!(out, "runlog report — {}", totals.join(", "));
+    for s in &r.sections {
+        let _ = writeln!(
+            out,
+            "\n{}\n{}",
+            s.title,
+            "=".repeat(s.title.chars().count())
+        );
+        if s.rows.is_empty() {
+            let _ = writeln!(out, "(none)");
+            continue;
+        }
+        let mut widths: Vec<usize> = s.columns.iter().map(|c| c.chars().count()).collect();
+        for row in &s.rows {
+            for (w, v) in widths.iter_mut().zip(row) {
+                *w = (*w).max(v.chars().count());
+            }
+        }
+        let line = |cells: &[String], out: &mut String, header: bool| {
+            let parts: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .map(|(v, &w)| {
+                    if !header && is_numeric(v) {
+                        format!("{v:>w$}")
+                    } else {
+                        format!("{v:<w$}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "  {}", parts.join("  ").trim_end());
+        };
+        line(&s.columns, &mut out, true);
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        let _ = writeln!(out, "  {}", rule.join("  "));
+        for row in &s.rows {
+            line(row, &mut out, false);
+        }
+        let _ = writeln!(out, "  ({})", s.note);
+    }
+    out
+}
+
+/// Renders the report as Markdown.
+pub fn render_markdown(r: &Report) -> String {
+    let mut out = String::from("# runlog report\n\n");
+    for (k, v) in &r.totals {
+        let _ = writeln!(out, "- **{k}**: {v}");
+    }
+    for s in &r.sections {
+        let _ = writeln!(out, "\n## {}\n\n_{}_\n", s.title, s.note);
+        if s.rows.is_empty() {
+            let _ = writeln!(out, "(none)");
+            continue;
+        }
+        let _ = writeln!(out, "| {} |", s.columns.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(s.columns.len()));
+        for row in &s.rows {
+            let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+    out
+}
+
+/// Renders the report as one JSON document.
+pub fn render_json(r: &Report) -> String {
+    let sections: Vec<serde_json::Value> = r
+        .sections
+        .iter()
+        .map(|s| {
+            let rows: Vec<serde_json::Value> = s
+                .rows
+                .iter()
+                .map(|row| {
+                    serde_json::Value::Object(
+                        s.columns
+                            .iter()
+                            .cloned()
+                            .zip(row.iter().map(|v| serde_json::Value::String(v.clone())))
+                            .collect(),
+                    )
+                })
+                .collect();
+            serde_json::json!({"id": s.id, "title": s.title, "note": s.note, "rows": rows})
+        })
+        .collect();
+    let totals: serde_json::Map<String, serde_json::Value> = r
+        .totals
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"totals": totals, "sections": sections}))
+        .unwrap_or_default()
+}

@@ -1,0 +1,664 @@
+//! Store: the Arrow schemas of every table (INTERFACE.md), the conversion of ingested
+//! events and reducer rows into record batches, and the Parquet warehouse on disk.
+//!
+//! A warehouse is a folder with one sub-folder per table holding Parquet files, and a
+//! `_manifest.json` that names the committed files. Ingest writes new files under unique
+//! names, then publishes them by renaming a new manifest into place (one atomic step);
+//! readers only read the files the manifest names.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::event::Voice;
+use crate::ingest::{FileSummary, Ingested};
+use crate::reduce::Derived;
+
+/// Every table of the warehouse, in the order they are written.
+pub const TABLES: &[&str] = &[
+    "events",
+    "intervals",
+    "turns",
+    "errors",
+    "tool_calls",
+    "callbacks",
+    "runs",
+    "rejects",
+    "agents",
+    "files",
+];
+
+/// Rows per record batch of the `events` table.
+pub const EVENTS_BATCH_ROWS: usize = 64 * 1024;
+
+fn ts_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+}
+
+fn f(name: &str, dt: DataType, nullable: bool) -> Field {
+    Field::new(name, dt, nullable)
+}
+
+/// The schema of a table.
+pub fn schema(table: &str) -> SchemaRef {
+    use DataType::{Boolean as B, Int64 as I, Utf8 as S};
+    let t = ts_type;
+    let fields = match table {
+        "events" => vec![
+            f("root", S, false),
+            f("session", S, false),
+            f("turn", S, true),
+            f("seq", I, false),
+            f("ts", t(), false),
+            f("type", S, false),
+            f("voice", S, false),
+            f("file", S, false),
+            f("line", I, false),
+            f("data", S, false),
+        ],
+        "intervals" => vec![
+            f("root", S, false),
+            f("open_seq", I, false),
+            f("close_seq", I, true),
+            f("opened_at", t(), false),
+            f("closed_at", t(), true),
+            f("status", S, false),
+            f("finish_reason", S, true),
+            f("protocol_error", I, true),
+            f("message_id", S, true),
+            f("joined_messages", I, false),
+            f("turns", I, false),
+            f("model_calls", I, false),
+            f("errors", I, false),
+            f("tool_calls", I, false),
+            f("input_tokens", I, false),
+            f("output_tokens", I, false),
+            f("busy", I, false),
+            f("conflicts", I, false),
+            f("seq_gaps", I, false),
+        ],
+        "turns" => vec![
+            f("root", S, false),
+            f("session", S, false),
+            f("turn", S, false),
+            f("is_root", B, false),
+            f("interval_open_seq", I, true),
+            f("start_seq", I, false),
+            f("end_seq", I, true),
+            f("state", S, true),
+            f("stop_reason", S, true),
+            f("cause", S, true),
+            f("outcome", S, true),
+            f("error_code", S, true),
+            f("text_len", I, true),
+            f("tool_calls", I, false),
+            f("model_calls", I, false),
+            f("input_tokens", I, false),
+            f("output_tokens", I, false),
+            f("protocol_error", I, true),
+        ],
+        "errors" => vec![
+            f("root", S, false),
+            f("session", S, false),
+            f("turn", S, true),
+            f("seq", I, false),
+            f("ts", t(), false),
+            f("source", S, false),
+            f("code", S, true),
+            f("message", S, true),
+            f("retryable", B, false),
+            f("http_status", I, true),
+            f("details_reason", S, true),
+            f("retryable_expected", B, true),
+            f("retryable_mismatch", B, true),
+            f("status_consistent", B, true),
+            f("retried", B, true),
+            f("recovered", B, true),
+        ],
+        "tool_calls" => vec![
+            f("root", S, false),
+            f("session", S, false),
+            f("turn", S, true),
+            f("call_id", S, true),
+            f("seq", I, false),
+            f("name", S, true),
+            f("arguments", S, true),
+            f("status", S, true),
+            f("detail", S, true),
+        ],
+        "callbacks" => vec![
+            f("root", S, false),
+            f("session", S, false),
+            f("turn", S, true),
+            f("callback_id", S, true),
+            f("kind", S, true),
+            f("title", S, true),
+            f("open_seq", I, false),
+            f("close_seq", I, true),
+            f("closed_by", S, true),
+        ],
+        "runs" => vec![
+            f("root", S, false),
+            f("run_id", S, true),
+            f("attempt", I, true),
+            f("start_seq", I, false),
+            f("settle_seq", I, true),
+            f("settle", S, false),
+            f("output_status", S, true),
+            f("wait_for_kind", S, true),
+            f("assistant_text_len", I, true),
+            f("provisional_tail", B, false),
+            f("error_code", S, true),
+            f("assistant_deltas", I, false),
+            f("reasoning_deltas", I, false),
+            f("progress_events", I, false),
+            f("tool_events", I, false),
+            f("log_events", I, false),
+            f("interaction_events", I, false),
+        ],
+        "rejects" => vec![
+            f("file", S, false),
+            f("line", I, false),
+            f("reason", S, false),
+            f("excerpt", S, false),
+        ],
+        "agents" => vec![
+            f("root", S, false),
+            f("events", I, false),
+            f("sessions", I, false),
+            f("first_seq", I, false),
+            f("last_seq", I, false),
+            f("first_ts", t(), false),
+            f("last_ts", t(), false),
+            f("intervals", I, false),
+            f("stray_idles", I, false),
+            f("seq_gaps", I, false),
+        ],
+        "files" => vec![
+            f("file", S, false),
+            f("bytes", I, false),
+            f("lines", I, false),
+            f("blank", I, false),
+            f("kept", I, false),
+            f("duplicates", I, false),
+            f("rejects", I, false),
+        ],
+        other => panic!("unknown table {other}"),
+    };
+    Arc::new(Schema::new(fields))
+}
+
+fn s<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(it))
+}
+fn so<'a>(it: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+    Arc::new(StringArray::from_iter(it))
+}
+fn i(it: impl Iterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(it))
+}
+fn io(it: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter(it))
+}
+fn b(it: impl Iterator<Item = bool>) -> ArrayRef {
+    Arc::new(BooleanArray::from_iter(it.map(Some)))
+}
+fn bo(it: impl Iterator<Item = Option<bool>>) -> ArrayRef {
+    Arc::new(BooleanArray::from_iter(it))
+}
+fn t(it: impl Iterator<Item = i64>) -> ArrayRef {
+    Arc::new(TimestampMicrosecondArray::from_iter_values(it).with_timezone("UTC"))
+}
+fn to(it: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    Arc::new(TimestampMicrosecondArray::from_iter(it).with_timezone("UTC"))
+}
+
+fn batch(table: &str, cols: Vec<ArrayRef>) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new(schema(table), cols)?)
+}
+
+/// The `events` table of an ingest, in (root, seq) order, in batches.
+pub fn events_batches(ing: &Ingested) -> Result<Vec<RecordBatch>> {
+    let names = ing.file_names();
+    let mut out = Vec::new();
+    let all: Vec<&crate::event::Event> = ing.agents.iter().flat_map(|a| &a.events).collect();
+    for chunk in all.chunks(EVENTS_BATCH_ROWS) {
+        out.push(batch(
+            "events",
+            vec![
+                s(chunk.iter().map(|e| e.root.as_str())),
+                s(chunk.iter().map(|e| e.session.as_str())),
+                so(chunk.iter().map(|e| e.turn.as_deref())),
+                i(chunk.iter().map(|e| e.seq as i64)),
+                t(chunk.iter().map(|e| e.ts)),
+                s(chunk.iter().map(|e| e.kind.as_str())),
+                s(chunk.iter().map(|e| Voice::of(&e.kind).as_str())),
+                s(chunk.iter().map(|e| names[e.file as usize])),
+                i(chunk.iter().map(|e| e.line as i64)),
+                s(chunk.iter().map(|e| e.data.as_str())),
+            ],
+        )?);
+    }
+    Ok(out)
+}
+
+/// The `rejects` table.
+pub fn rejects_batch(ing: &Ingested) -> Result<RecordBatch> {
+    let r = &ing.rejects;
+    batch(
+        "rejects",
+        vec![
+            s(r.iter().map(|x| x.file.as_str())),
+            i(r.iter().map(|x| x.line as i64)),
+            s(r.iter().map(|x| x.reason.as_str())),
+            s(r.iter().map(|x| x.excerpt.as_str())),
+        ],
+    )
+}
+
+/// The `files` table: the accounting of every input file.
+pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
+    batch(
+        "files",
+        vec![
+            s(files.iter().map(|x| x.file.as_str())),
+            i(files.iter().map(|x| x.bytes as i64)),
+            i(files.iter().map(|x| x.lines as i64)),
+            i(files.iter().map(|x| x.blank as i64)),
+            i(files.iter().map(|x| x.kept as i64)),
+            i(files.iter().map(|x| x.duplicates as i64)),
+            i(files.iter().map(|x| x.rejects as i64)),
+        ],
+    )
+}
+
+/// The batch of one derived table.
+pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
+    match table {
+        "intervals" => {
+            let r = &d.intervals;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    i(r.iter().map(|x| x.open_seq)),
+                    io(r.iter().map(|x| x.close_seq)),
+                    t(r.iter().map(|x| x.opened_at)),
+                    to(r.iter().map(|x| x.closed_at)),
+                    s(r.iter().map(|x| x.status)),
+                    so(r.iter().map(|x| x.finish_reason.as_deref())),
+                    io(r.iter().map(|x| x.protocol_error)),
+                    so(r.iter().map(|x| x.message_id.as_deref())),
+                    i(r.iter().map(|x| x.joined_messages)),
+                    i(r.iter().map(|x| x.turns)),
+                    i(r.iter().map(|x| x.model_calls)),
+                    i(r.iter().map(|x| x.errors)),
+                    i(r.iter().map(|x| x.tool_calls)),
+                    i(r.iter().map(|x| x.input_tokens)),
+                    i(r.iter().map(|x| x.output_tokens)),
+                    i(r.iter().map(|x| x.busy)),
+                    i(r.iter().map(|x| x.conflicts)),
+                    i(r.iter().map(|x| x.seq_gaps)),
+                ],
+            )
+        }
+        "turns" => {
+            let r = &d.turns;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    s(r.iter().map(|x| x.session.as_str())),
+                    s(r.iter().map(|x| x.turn.as_str())),
+                    b(r.iter().map(|x| x.is_root)),
+                    io(r.iter().map(|x| x.interval_open_seq)),
+                    i(r.iter().map(|x| x.start_seq)),
+                    io(r.iter().map(|x| x.end_seq)),
+                    so(r.iter().map(|x| x.state)),
+                    so(r.iter().map(|x| x.stop_reason.as_deref())),
+                    so(r.iter().map(|x| x.cause.as_deref())),
+                    so(r.iter().map(|x| x.outcome.as_deref())),
+                    so(r.iter().map(|x| x.error_code.as_deref())),
+                    io(r.iter().map(|x| x.text_len)),
+                    i(r.iter().map(|x| x.tool_calls)),
+                    i(r.iter().map(|x| x.model_calls)),
+                    i(r.iter().map(|x| x.input_tokens)),
+                    i(r.iter().map(|x| x.output_tokens)),
+                    io(r.iter().map(|x| x.protocol_error)),
+                ],
+            )
+        }
+        "errors" => {
+            let r = &d.errors;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    s(r.iter().map(|x| x.session.as_str())),
+                    so(r.iter().map(|x| x.turn.as_deref())),
+                    i(r.iter().map(|x| x.seq)),
+                    t(r.iter().map(|x| x.ts)),
+                    s(r.iter().map(|x| x.source)),
+                    so(r.iter().map(|x| x.code.as_deref())),
+                    so(r.iter().map(|x| x.message.as_deref())),
+                    b(r.iter().map(|x| x.retryable)),
+                    io(r.iter().map(|x| x.http_status)),
+                    so(r.iter().map(|x| x.details_reason.as_deref())),
+                    bo(r.iter().map(|x| x.retryable_expected)),
+                    bo(r.iter().map(|x| x.retryable_mismatch)),
+                    bo(r.iter().map(|x| x.status_consistent)),
+                    bo(r.iter().map(|x| x.retried)),
+                    bo(r.iter().map(|x| x.recovered)),
+                ],
+            )
+        }
+        "tool_calls" => {
+            let r = &d.tool_calls;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    s(r.iter().map(|x| x.session.as_str())),
+                    so(r.iter().map(|x| x.turn.as_deref())),
+                    so(r.iter().map(|x| x.call_id.as_deref())),
+                    i(r.iter().map(|x| x.seq)),
+                    so(r.iter().map(|x| x.name.as_deref())),
+                    so(r.iter().map(|x| x.arguments.as_deref())),
+                    so(r.iter().map(|x| x.status.as_deref())),
+                    so(r.iter().map(|x| x.detail.as_deref())),
+                ],
+            )
+        }
+        "callbacks" => {
+            let r = &d.callbacks;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    s(r.iter().map(|x| x.session.as_str())),
+                    so(r.iter().map(|x| x.turn.as_deref())),
+                    so(r.iter().map(|x| x.callback_id.as_deref())),
+                    so(r.iter().map(|x| x.kind.as_deref())),
+                    so(r.iter().map(|x| x.title.as_deref())),
+                    i(r.iter().map(|x| x.open_seq)),
+                    io(r.iter().map(|x| x.close_seq)),
+                    so(r.iter().map(|x| x.closed_by)),
+                ],
+            )
+        }
+        "runs" => {
+            let r = &d.runs;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    so(r.iter().map(|x| x.run_id.as_deref())),
+                    io(r.iter().map(|x| x.attempt)),
+                    i(r.iter().map(|x| x.start_seq)),
+                    io(r.iter().map(|x| x.settle_seq)),
+                    s(r.iter().map(|x| x.settle)),
+                    so(r.iter().map(|x| x.output_status.as_deref())),
+                    so(r.iter().map(|x| x.wait_for_kind.as_deref())),
+                    io(r.iter().map(|x| x.assistant_text_len)),
+                    b(r.iter().map(|x| x.provisional_tail)),
+                    so(r.iter().map(|x| x.error_code.as_deref())),
+                    i(r.iter().map(|x| x.assistant_deltas)),
+                    i(r.iter().map(|x| x.reasoning_deltas)),
+                    i(r.iter().map(|x| x.progress_events)),
+                    i(r.iter().map(|x| x.tool_events)),
+                    i(r.iter().map(|x| x.log_events)),
+                    i(r.iter().map(|x| x.interaction_events)),
+                ],
+            )
+        }
+        "agents" => {
+            let r = &d.agents;
+            batch(
+                table,
+                vec![
+                    s(r.iter().map(|x| x.root.as_str())),
+                    i(r.iter().map(|x| x.events)),
+                    i(r.iter().map(|x| x.sessions)),
+                    i(r.iter().map(|x| x.first_seq)),
+                    i(r.iter().map(|x| x.last_seq)),
+                    t(r.iter().map(|x| x.first_ts)),
+                    t(r.iter().map(|x| x.last_ts)),
+                    i(r.iter().map(|x| x.intervals)),
+                    i(r.iter().map(|x| x.stray_idles)),
+                    i(r.iter().map(|x| x.seq_gaps)),
+                ],
+            )
+        }
+        other => Err(Error::Invalid(format!("{other} is not a derived table"))),
+    }
+}
+
+/// Every table of an ingest as record batches, by table name.
+pub fn all_batches(
+    ing: &Ingested,
+    d: &Derived,
+) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    let mut out = BTreeMap::new();
+    for &table in TABLES {
+        let batches = match table {
+            "events" => events_batches(ing)?,
+            "rejects" => vec![rejects_batch(ing)?],
+            "files" => vec![files_batch(&ing.files)?],
+            _ => vec![derived_batch(d, table)?],
+        };
+        out.insert(table, batches);
+    }
+    Ok(out)
+}
+
+/// The warehouse's commit record: which files make up each table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub format: String,
+    pub ingest_id: String,
+    pub created_at: String,
+    /// Table name → files relative to the warehouse folder.
+    pub tables: BTreeMap<String, Vec<String>>,
+    /// The ingest's accounting.
+    pub summary: serde_json::Value,
+}
+
+pub const MANIFEST: &str = "_manifest.json";
+pub const MANIFEST_FORMAT: &str = "runlog-warehouse-v1";
+
+/// Reads a warehouse's manifest.
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let p = dir.join(MANIFEST);
+    let text = fs::read_to_string(&p).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::Warehouse {
+                path: dir.to_path_buf(),
+                message: format!(
+                    "not a runlog warehouse (no {MANIFEST}); create one with `runlog ingest LOGS --warehouse {}`",
+                    dir.display()
+                ),
+            }
+        } else {
+            Error::io(&p, e)
+        }
+    })?;
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Warehouse {
+        path: dir.to_path_buf(),
+        message: format!("unreadable {MANIFEST}: {e}"),
+    })?;
+    if m.format != MANIFEST_FORMAT {
+        return Err(Error::Warehouse {
+            path: dir.to_path_buf(),
+            message: format!("unknown warehouse format {:?}", m.format),
+        });
+    }
+    Ok(m)
+}
+
+fn writer_props() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level 1")))
+        .set_max_row_group_row_count(Some(256 * 1024))
+        .build()
+}
+
+/// Writes one table's batches as one Parquet file.
+pub fn write_parquet(path: &Path, table: &str, batches: &[RecordBatch]) -> Result<()> {
+    let file = fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut w = ArrowWriter::try_new(
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        schema(table),
+        Some(writer_props()),
+    )?;
+    for b in batches {
+        w.write(b)?;
+    }
+    let inner = w.into_inner()?;
+    let file = inner
+        .into_inner()
+        .map_err(|e| Error::io(path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(())
+}
+
+/// A unique id for one ingest: time and process.
+pub fn new_ingest_id() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}-{:09}-{}",
+        now.as_secs(),
+        now.subsec_nanos(),
+        std::process::id()
+    )
+}
+
+/// An exclusive lock on a warehouse, released on drop.
+pub struct WarehouseLock {
+    path: PathBuf,
+}
+
+impl WarehouseLock {
+    /// Takes the lock, or fails with a clear message when another ingest holds it.
+    pub fn acquire(dir: &Path) -> Result<WarehouseLock> {
+        let path = dir.join("_lock");
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                use std::io::Write;
+                let _ = writeln!(f, "{}", std::process::id());
+                Ok(WarehouseLock { path })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let holder = fs::read_to_string(&path).unwrap_or_default();
+                let pid = holder.trim();
+                let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
+                if !alive && Path::new("/proc/self").exists() {
+                    // The holder died (e.g. kill -9): take the lock over.
+                    fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                    return WarehouseLock::acquire(dir);
+                }
+                Err(Error::Warehouse {
+                    path: dir.to_path_buf(),
+                    message: format!(
+                        "another ingest (process {pid}) is writing this warehouse; wait for it or remove {} if it is gone",
+                        path.display()
+                    ),
+                })
+            }
+            Err(e) => Err(Error::io(&path, e)),
+        }
+    }
+}
+
+impl Drop for WarehouseLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Writes every table into the warehouse and commits it atomically, replacing what the
+/// warehouse held before. Files of earlier commits are removed after the commit.
+pub fn write_warehouse(
+    dir: &Path,
+    tables: &BTreeMap<&'static str, Vec<RecordBatch>>,
+    summary: serde_json::Value,
+) -> Result<Manifest> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let _lock = WarehouseLock::acquire(dir)?;
+    let id = new_ingest_id();
+    let mut files = BTreeMap::new();
+    for (&table, batches) in tables {
+        let tdir = dir.join(table);
+        fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
+        let rel = format!("{table}/part-{id}.parquet");
+        write_parquet(&dir.join(&rel), table, batches)?;
+        files.insert(table.to_string(), vec![rel]);
+    }
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT.into(),
+        ingest_id: id.clone(),
+        created_at: chrono::Utc::now().to_rfc3339(),
+        tables: files,
+        summary,
+    };
+    let tmp = dir.join(format!("_manifest-{id}.tmp"));
+    let text = serde_json::to_string_pretty(&manifest)?;
+    {
+        use std::io::Write;
+        let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(text.as_bytes())
+            .map_err(|e| Error::io(&tmp, e))?;
+        f.sync_all().map_err(|e| Error::io(&tmp, e))?;
+    }
+    fs::rename(&tmp, dir.join(MANIFEST)).map_err(|e| Error::io(dir.join(MANIFEST), e))?;
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    // The new commit is published: files no manifest names are garbage now.
+    collect_garbage(dir, &manifest);
+    Ok(manifest)
+}
+
+/// Removes Parquet files and temporary manifests that the committed manifest does not name.
+pub fn collect_garbage(dir: &Path, m: &Manifest) {
+    let keep: std::collections::HashSet<PathBuf> = m
+        .tables
+        .values()
+        .flatten()
+        .map(|rel| dir.join(rel))
+        .collect();
+    for &table in TABLES {
+        if let Ok(rd) = fs::read_dir(dir.join(table)) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "parquet") && !keep.contains(&p) {
+                    let _ = fs::remove_file(&p);
+                }
+            }
+        }
+    }
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with("_manifest-") && name.ends_with(".tmp") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
