@@ -1,0 +1,88 @@
+//! Criterion benchmarks of each pipeline stage on a generated log, declared with
+//! throughputs so results read as MB/s (decode, ingest, end to end) and events/s (reduce).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use runlog::gen::{self, GenOptions};
+use runlog::ingest::{self, IngestOptions};
+
+fn log_bytes(agents: u64) -> Vec<u8> {
+    let opts = GenOptions {
+        agents,
+        seed: 7,
+        ..Default::default()
+    };
+    let mut buf = Vec::new();
+    gen::write_to(&opts, &mut buf).expect("generate");
+    buf
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let bytes = log_bytes(200);
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+    let mut g = c.benchmark_group("decode");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("parse_line", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in &lines {
+                n += ingest::parse_line(l).is_ok() as usize;
+            }
+            n
+        })
+    });
+    g.bench_function("read_stream+assemble", |b| {
+        b.iter(|| {
+            let fr = ingest::read_stream(0, "bench", bytes.as_slice(), &IngestOptions::default())
+                .expect("read");
+            ingest::assemble(vec![fr]).agents.len()
+        })
+    });
+    g.finish();
+}
+
+fn bench_reduce(c: &mut Criterion) {
+    let bytes = log_bytes(200);
+    let fr = ingest::read_stream(0, "bench", bytes.as_slice(), &IngestOptions::default()).expect("read");
+    let ing = ingest::assemble(vec![fr]);
+    let events: u64 = ing.agents.iter().map(|a| a.events.len() as u64).sum();
+    let mut g = c.benchmark_group("reduce");
+    g.throughput(Throughput::Elements(events));
+    g.bench_function(BenchmarkId::new("one_core", events), |b| {
+        b.iter(|| {
+            let mut rows = 0;
+            for a in &ing.agents {
+                rows += runlog::reduce::reduce_agent(&a.root, &a.events).turns.len();
+            }
+            rows
+        })
+    });
+    g.finish();
+}
+
+fn bench_end_to_end(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("log.jsonl");
+    let bytes = log_bytes(400);
+    std::fs::write(&path, &bytes).expect("write");
+    let mut g = c.benchmark_group("end_to_end");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("load+batches", |b| {
+        b.iter(|| {
+            let loaded = runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
+            loaded.batches().expect("batches").len()
+        })
+    });
+    g.bench_function("load+warehouse", |b| {
+        let wh = dir.path().join("wh");
+        b.iter(|| {
+            let loaded = runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
+            let batches = loaded.batches().expect("batches");
+            runlog::store::write_warehouse(&wh, &batches, serde_json::Value::Null).expect("write")
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_decode, bench_reduce, bench_end_to_end);
+criterion_main!(benches);
