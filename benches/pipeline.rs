@@ -18,7 +18,10 @@ fn log_bytes(agents: u64) -> Vec<u8> {
 
 fn bench_decode(c: &mut Criterion) {
     let bytes = log_bytes(200);
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&[u8]> = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
     let mut g = c.benchmark_group("decode");
     g.throughput(Throughput::Bytes(bytes.len() as u64));
     g.bench_function("parse_line", |b| {
@@ -42,7 +45,8 @@ fn bench_decode(c: &mut Criterion) {
 
 fn bench_reduce(c: &mut Criterion) {
     let bytes = log_bytes(200);
-    let fr = ingest::read_stream(0, "bench", bytes.as_slice(), &IngestOptions::default()).expect("read");
+    let fr =
+        ingest::read_stream(0, "bench", bytes.as_slice(), &IngestOptions::default()).expect("read");
     let ing = ingest::assemble(vec![fr]);
     let events: u64 = ing.agents.iter().map(|a| a.events.len() as u64).sum();
     let mut g = c.benchmark_group("reduce");
@@ -69,14 +73,16 @@ fn bench_end_to_end(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(bytes.len() as u64));
     g.bench_function("load+batches", |b| {
         b.iter(|| {
-            let loaded = runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
+            let loaded =
+                runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
             loaded.batches().expect("batches").len()
         })
     });
     g.bench_function("load+warehouse", |b| {
         let wh = dir.path().join("wh");
         b.iter(|| {
-            let loaded = runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
+            let loaded =
+                runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
             let batches = loaded.batches().expect("batches");
             runlog::store::write_warehouse(&wh, &batches, serde_json::Value::Null).expect("write")
         })

@@ -417,7 +417,7 @@ pub fn mask_secrets(s: &str) -> String {
         let rest = &s[i..];
         let prefix_len = if rest.starts_with("sk-") || rest.starts_with("sk_") {
             3
-        } else if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case("bearer ") {
+        } else if rest.len() >= 7 && rest.as_bytes()[..7].eq_ignore_ascii_case(b"bearer ") {
             7
         } else if rest.starts_with("AKIA") {
             0
@@ -468,6 +468,9 @@ pub fn parse_line(line: &[u8]) -> std::result::Result<Event, String> {
         Ok(t) => t,
         Err(e) => return Err(format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1)),
     };
+    if nests_deeper_than(line, MAX_DEPTH) {
+        return Err(format!("nests deeper than {MAX_DEPTH} levels"));
+    }
     let first = text.trim_start().as_bytes().first().copied();
     if first != Some(b'{') {
         // Distinguish "valid JSON but not an object" from "not JSON".
@@ -527,6 +530,42 @@ pub fn parse_line(line: &[u8]) -> std::result::Result<Event, String> {
         file: 0,
         line: 0,
     })
+}
+
+/// Deepest nesting of arrays and objects accepted in a line (SEMANTICS.md §7).
+pub const MAX_DEPTH: usize = 128;
+
+/// Whether the arrays and objects of a line nest deeper than `limit` (the line itself,
+/// an object, is level 1). Brackets inside strings do not count. serde_json does not
+/// check depth where the envelope holds raw values, so it is checked here.
+fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for &b in line {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn json_err(e: &serde_json::Error) -> String {

@@ -43,14 +43,148 @@ fn setup(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 /// INTERFACE.md's tables and their minimum columns, with the Arrow type names they must have.
 const TABLES: &[(&str, &[(&str, &str)])] = &[
-    ("events", &[("root", "Utf8"), ("session", "Utf8"), ("turn", "Utf8"), ("seq", "Int64"), ("ts", "Timestamp(µs, \"UTC\")"), ("type", "Utf8"), ("voice", "Utf8"), ("file", "Utf8"), ("line", "Int64"), ("data", "Utf8")]),
-    ("intervals", &[("root", "Utf8"), ("open_seq", "Int64"), ("close_seq", "Int64"), ("opened_at", "Timestamp(µs, \"UTC\")"), ("closed_at", "Timestamp(µs, \"UTC\")"), ("status", "Utf8"), ("finish_reason", "Utf8"), ("protocol_error", "Int64"), ("message_id", "Utf8"), ("joined_messages", "Int64"), ("turns", "Int64"), ("model_calls", "Int64"), ("errors", "Int64"), ("tool_calls", "Int64"), ("input_tokens", "Int64"), ("output_tokens", "Int64"), ("busy", "Int64"), ("conflicts", "Int64"), ("seq_gaps", "Int64")]),
-    ("turns", &[("root", "Utf8"), ("session", "Utf8"), ("turn", "Utf8"), ("is_root", "Boolean"), ("interval_open_seq", "Int64"), ("start_seq", "Int64"), ("end_seq", "Int64"), ("state", "Utf8"), ("stop_reason", "Utf8"), ("cause", "Utf8"), ("outcome", "Utf8"), ("error_code", "Utf8"), ("text_len", "Int64"), ("tool_calls", "Int64"), ("model_calls", "Int64"), ("input_tokens", "Int64"), ("output_tokens", "Int64"), ("protocol_error", "Int64")]),
-    ("errors", &[("root", "Utf8"), ("session", "Utf8"), ("turn", "Utf8"), ("seq", "Int64"), ("ts", "Timestamp(µs, \"UTC\")"), ("source", "Utf8"), ("code", "Utf8"), ("message", "Utf8"), ("retryable", "Boolean"), ("http_status", "Int64"), ("details_reason", "Utf8"), ("retryable_expected", "Boolean"), ("retryable_mismatch", "Boolean"), ("status_consistent", "Boolean"), ("retried", "Boolean"), ("recovered", "Boolean")]),
-    ("tool_calls", &[("root", "Utf8"), ("session", "Utf8"), ("turn", "Utf8"), ("call_id", "Utf8"), ("seq", "Int64"), ("name", "Utf8"), ("arguments", "Utf8"), ("status", "Utf8"), ("detail", "Utf8")]),
-    ("callbacks", &[("root", "Utf8"), ("session", "Utf8"), ("turn", "Utf8"), ("callback_id", "Utf8"), ("kind", "Utf8"), ("title", "Utf8"), ("open_seq", "Int64"), ("close_seq", "Int64"), ("closed_by", "Utf8")]),
-    ("runs", &[("root", "Utf8"), ("run_id", "Utf8"), ("attempt", "Int64"), ("start_seq", "Int64"), ("settle_seq", "Int64"), ("settle", "Utf8"), ("output_status", "Utf8"), ("wait_for_kind", "Utf8"), ("assistant_text_len", "Int64"), ("provisional_tail", "Boolean"), ("error_code", "Utf8"), ("assistant_deltas", "Int64"), ("reasoning_deltas", "Int64"), ("progress_events", "Int64"), ("tool_events", "Int64"), ("log_events", "Int64"), ("interaction_events", "Int64")]),
-    ("rejects", &[("file", "Utf8"), ("line", "Int64"), ("reason", "Utf8"), ("excerpt", "Utf8")]),
+    (
+        "events",
+        &[
+            ("root", "Utf8"),
+            ("session", "Utf8"),
+            ("turn", "Utf8"),
+            ("seq", "Int64"),
+            ("ts", "Timestamp(µs, \"UTC\")"),
+            ("type", "Utf8"),
+            ("voice", "Utf8"),
+            ("file", "Utf8"),
+            ("line", "Int64"),
+            ("data", "Utf8"),
+        ],
+    ),
+    (
+        "intervals",
+        &[
+            ("root", "Utf8"),
+            ("open_seq", "Int64"),
+            ("close_seq", "Int64"),
+            ("opened_at", "Timestamp(µs, \"UTC\")"),
+            ("closed_at", "Timestamp(µs, \"UTC\")"),
+            ("status", "Utf8"),
+            ("finish_reason", "Utf8"),
+            ("protocol_error", "Int64"),
+            ("message_id", "Utf8"),
+            ("joined_messages", "Int64"),
+            ("turns", "Int64"),
+            ("model_calls", "Int64"),
+            ("errors", "Int64"),
+            ("tool_calls", "Int64"),
+            ("input_tokens", "Int64"),
+            ("output_tokens", "Int64"),
+            ("busy", "Int64"),
+            ("conflicts", "Int64"),
+            ("seq_gaps", "Int64"),
+        ],
+    ),
+    (
+        "turns",
+        &[
+            ("root", "Utf8"),
+            ("session", "Utf8"),
+            ("turn", "Utf8"),
+            ("is_root", "Boolean"),
+            ("interval_open_seq", "Int64"),
+            ("start_seq", "Int64"),
+            ("end_seq", "Int64"),
+            ("state", "Utf8"),
+            ("stop_reason", "Utf8"),
+            ("cause", "Utf8"),
+            ("outcome", "Utf8"),
+            ("error_code", "Utf8"),
+            ("text_len", "Int64"),
+            ("tool_calls", "Int64"),
+            ("model_calls", "Int64"),
+            ("input_tokens", "Int64"),
+            ("output_tokens", "Int64"),
+            ("protocol_error", "Int64"),
+        ],
+    ),
+    (
+        "errors",
+        &[
+            ("root", "Utf8"),
+            ("session", "Utf8"),
+            ("turn", "Utf8"),
+            ("seq", "Int64"),
+            ("ts", "Timestamp(µs, \"UTC\")"),
+            ("source", "Utf8"),
+            ("code", "Utf8"),
+            ("message", "Utf8"),
+            ("retryable", "Boolean"),
+            ("http_status", "Int64"),
+            ("details_reason", "Utf8"),
+            ("retryable_expected", "Boolean"),
+            ("retryable_mismatch", "Boolean"),
+            ("status_consistent", "Boolean"),
+            ("retried", "Boolean"),
+            ("recovered", "Boolean"),
+        ],
+    ),
+    (
+        "tool_calls",
+        &[
+            ("root", "Utf8"),
+            ("session", "Utf8"),
+            ("turn", "Utf8"),
+            ("call_id", "Utf8"),
+            ("seq", "Int64"),
+            ("name", "Utf8"),
+            ("arguments", "Utf8"),
+            ("status", "Utf8"),
+            ("detail", "Utf8"),
+        ],
+    ),
+    (
+        "callbacks",
+        &[
+            ("root", "Utf8"),
+            ("session", "Utf8"),
+            ("turn", "Utf8"),
+            ("callback_id", "Utf8"),
+            ("kind", "Utf8"),
+            ("title", "Utf8"),
+            ("open_seq", "Int64"),
+            ("close_seq", "Int64"),
+            ("closed_by", "Utf8"),
+        ],
+    ),
+    (
+        "runs",
+        &[
+            ("root", "Utf8"),
+            ("run_id", "Utf8"),
+            ("attempt", "Int64"),
+            ("start_seq", "Int64"),
+            ("settle_seq", "Int64"),
+            ("settle", "Utf8"),
+            ("output_status", "Utf8"),
+            ("wait_for_kind", "Utf8"),
+            ("assistant_text_len", "Int64"),
+            ("provisional_tail", "Boolean"),
+            ("error_code", "Utf8"),
+            ("assistant_deltas", "Int64"),
+            ("reasoning_deltas", "Int64"),
+            ("progress_events", "Int64"),
+            ("tool_events", "Int64"),
+            ("log_events", "Int64"),
+            ("interaction_events", "Int64"),
+        ],
+    ),
+    (
+        "rejects",
+        &[
+            ("file", "Utf8"),
+            ("line", "Int64"),
+            ("reason", "Utf8"),
+            ("excerpt", "Utf8"),
+        ],
+    ),
 ];
 
 #[test]
@@ -69,10 +203,18 @@ fn every_interface_table_and_column_has_its_type() {
 #[test]
 fn ingest_then_query_every_table_in_every_format() {
     let (_d, logs, wh) = setup("a");
-    let o = runlog(&["ingest", logs.to_str().unwrap(), "--warehouse", wh.to_str().unwrap()]);
+    let o = runlog(&[
+        "ingest",
+        logs.to_str().unwrap(),
+        "--warehouse",
+        wh.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("lines read 9  = kept 8 + duplicates 0 + rejects 1"), "{err}");
+    assert!(
+        err.contains("lines read 9  = kept 8 + duplicates 0 + rejects 1"),
+        "{err}"
+    );
     assert!(err.contains("1 skipped by name"), "{err}");
     assert!(err.contains("agents 1  intervals 1"), "{err}");
     for (table, cols) in TABLES {
@@ -83,7 +225,14 @@ fn ingest_then_query_every_table_in_every_format() {
         let header: Vec<&str> = out.lines().next().unwrap().split(',').collect();
         let want: Vec<&str> = cols.iter().map(|c| c.0).collect();
         assert_eq!(&header[..want.len()], &want[..], "{table} csv header");
-        let json = runlog(&["query", "-w", wh.to_str().unwrap(), &sql, "--format", "json"]);
+        let json = runlog(&[
+            "query",
+            "-w",
+            wh.to_str().unwrap(),
+            &sql,
+            "--format",
+            "json",
+        ]);
         assert!(json.status.success(), "{table}: {}", stderr(&json));
         for line in stdout(&json).lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -103,8 +252,18 @@ fn ingest_then_query_every_table_in_every_format() {
         "-f",
         "csv",
     ]);
-    assert_eq!(stdout(&o), "status,finish_reason,model_calls,errors,input_tokens\nsettled,completed,2,1,900\n");
-    let o = runlog(&["query", "-w", wh.to_str().unwrap(), "SELECT file, line, reason FROM rejects", "-f", "json"]);
+    assert_eq!(
+        stdout(&o),
+        "status,finish_reason,model_calls,errors,input_tokens\nsettled,completed,2,1,900\n"
+    );
+    let o = runlog(&[
+        "query",
+        "-w",
+        wh.to_str().unwrap(),
+        "SELECT file, line, reason FROM rejects",
+        "-f",
+        "json",
+    ]);
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert!(v["file"].as_str().unwrap().ends_with("a.jsonl"));
     assert_eq!(v["line"], 9);
@@ -115,8 +274,18 @@ fn ingest_then_query_every_table_in_every_format() {
 fn query_from_raw_files_and_from_sql_file() {
     let (d, logs, _wh) = setup("b");
     let sql_file = d.path().join("q.sql");
-    std::fs::write(&sql_file, "-- count events\nSELECT count(*) AS n FROM events").unwrap();
-    let o = runlog(&["query", logs.to_str().unwrap(), sql_file.to_str().unwrap(), "-f", "csv"]);
+    std::fs::write(
+        &sql_file,
+        "-- count events\nSELECT count(*) AS n FROM events",
+    )
+    .unwrap();
+    let o = runlog(&[
+        "query",
+        logs.to_str().unwrap(),
+        sql_file.to_str().unwrap(),
+        "-f",
+        "csv",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "n\n8\n");
 }
@@ -129,7 +298,11 @@ fn errors_are_one_line_with_exit_1_and_usage_is_exit_2() {
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     let o = runlog(&["query", "-w", wh.to_str().unwrap(), "SELECT 1"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not a runlog warehouse"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a runlog warehouse"),
+        "{}",
+        stderr(&o)
+    );
     let o = runlog(&["ingest", "/definitely/not/here", "-w", wh.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("/definitely/not/here: no such file or folder"));
@@ -142,33 +315,77 @@ fn errors_are_one_line_with_exit_1_and_usage_is_exit_2() {
 #[test]
 fn max_rejects_fails_and_writes_nothing() {
     let (_d, logs, wh) = setup("d");
-    let o = runlog(&["ingest", logs.to_str().unwrap(), "-w", wh.to_str().unwrap(), "--max-rejects", "0"]);
+    let o = runlog(&[
+        "ingest",
+        logs.to_str().unwrap(),
+        "-w",
+        wh.to_str().unwrap(),
+        "--max-rejects",
+        "0",
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("too many rejects: 1 of 9 lines"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("too many rejects: 1 of 9 lines"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!wh.join("_manifest.json").exists());
-    let o = runlog(&["ingest", logs.to_str().unwrap(), "-w", wh.to_str().unwrap(), "--max-rejects", "20%"]);
+    let o = runlog(&[
+        "ingest",
+        logs.to_str().unwrap(),
+        "-w",
+        wh.to_str().unwrap(),
+        "--max-rejects",
+        "20%",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn replay_from_files_and_warehouse_agree() {
     let (_d, logs, wh) = setup("e");
-    assert!(runlog(&["ingest", logs.to_str().unwrap(), "-w", wh.to_str().unwrap()]).status.success());
+    assert!(
+        runlog(&["ingest", logs.to_str().unwrap(), "-w", wh.to_str().unwrap()])
+            .status
+            .success()
+    );
     let a = runlog(&["replay", logs.to_str().unwrap(), "--root", "s1"]);
     let b = runlog(&["replay", "-w", wh.to_str().unwrap(), "--root", "s1"]);
-    assert!(a.status.success() && b.status.success(), "{}{}", stderr(&a), stderr(&b));
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}{}",
+        stderr(&a),
+        stderr(&b)
+    );
     assert_eq!(stdout(&a), stdout(&b));
-    let lines: Vec<serde_json::Value> = stdout(&a).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = stdout(&a)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 8);
     assert_eq!(lines[6]["state"]["state"], "Completed");
     assert_eq!(lines[6]["cursor"], "7");
-    let snap = runlog(&["replay", "-w", wh.to_str().unwrap(), "--root", "s1", "--at", "5"]);
+    let snap = runlog(&[
+        "replay",
+        "-w",
+        wh.to_str().unwrap(),
+        "--root",
+        "s1",
+        "--at",
+        "5",
+    ]);
     let v: serde_json::Value = serde_json::from_str(stdout(&snap).trim()).unwrap();
     assert_eq!(v["state"], "Running");
     assert_eq!(v["text"], "Done.");
     assert_eq!(v["cursor"], "5");
     // A root id that looks like SQL is only ever a value.
-    let o = runlog(&["replay", "-w", wh.to_str().unwrap(), "--root", "s1' OR '1'='1"]);
+    let o = runlog(&[
+        "replay",
+        "-w",
+        wh.to_str().unwrap(),
+        "--root",
+        "s1' OR '1'='1",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no events for root"));
 }
@@ -206,9 +423,24 @@ fn follow_prints_each_change_as_events_arrive() {
 fn reingest_replaces_and_converges() {
     let (_d, logs, wh) = setup("f");
     for _ in 0..2 {
-        assert!(runlog(&["ingest", logs.to_str().unwrap(), "-w", wh.to_str().unwrap(), "-q"]).status.success());
+        assert!(runlog(&[
+            "ingest",
+            logs.to_str().unwrap(),
+            "-w",
+            wh.to_str().unwrap(),
+            "-q"
+        ])
+        .status
+        .success());
     }
-    let o = runlog(&["query", "-w", wh.to_str().unwrap(), "SELECT count(*) AS n FROM events", "-f", "csv"]);
+    let o = runlog(&[
+        "query",
+        "-w",
+        wh.to_str().unwrap(),
+        "SELECT count(*) AS n FROM events",
+        "-f",
+        "csv",
+    ]);
     assert_eq!(stdout(&o), "n\n8\n");
     let parquet_files = std::fs::read_dir(wh.join("events")).unwrap().count();
     assert_eq!(parquet_files, 1, "old commit's files are removed");

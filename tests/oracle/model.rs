@@ -379,10 +379,7 @@ impl Oracle {
     fn turn_start(&self, s: &str, t: &str) -> (u64, Option<u64>) {
         let evs = self.turn_events(s, t, u64::MAX);
         let first = seq(evs[0]);
-        let start = evs
-            .iter()
-            .find(|e| typ(e) == "turn/start")
-            .map(|e| seq(e));
+        let start = evs.iter().find(|e| typ(e) == "turn/start").map(|e| seq(e));
         (first, start)
     }
 
@@ -674,7 +671,10 @@ impl Oracle {
     }
 
     fn error_events(&self) -> Vec<&Value> {
-        self.recorded_errors().into_iter().map(|(e, _, _)| e).collect()
+        self.recorded_errors()
+            .into_iter()
+            .map(|(e, _, _)| e)
+            .collect()
     }
 
     fn error_rows(&self) -> Vec<Value> {

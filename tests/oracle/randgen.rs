@@ -399,7 +399,11 @@ impl Sim {
                 let busy = self.session_mut(&s).active.clone();
                 if let Some(active) = busy.filter(|_| self.rng.chance(0.5)) {
                     let t = self.id("t");
-                    let turn = if self.rng.chance(0.2) { Some(t.as_str()) } else { None };
+                    let turn = if self.rng.chance(0.2) {
+                        Some(t.as_str())
+                    } else {
+                        None
+                    };
                     self.emit(&s, turn, "turn/busy", json!({"active_turn": active}));
                     return;
                 }
@@ -424,7 +428,11 @@ impl Sim {
                 let s = self.some_session();
                 let active = self.session_mut(&s).active.clone();
                 let expected = self.id("t");
-                let turn = if self.rng.chance(0.2) { Some(expected.clone()) } else { None };
+                let turn = if self.rng.chance(0.2) {
+                    Some(expected.clone())
+                } else {
+                    None
+                };
                 self.emit(
                     &s,
                     turn.as_deref(),
@@ -496,7 +504,9 @@ impl Sim {
                     self.call_ids.push(id);
                 }
                 if self.rng.chance(0.95) {
-                    let n = *self.rng.pick(&["client.get_weather", "search", "shell.run"]);
+                    let n = *self
+                        .rng
+                        .pick(&["client.get_weather", "search", "shell.run"]);
                     d.insert("name".into(), json!(n));
                 }
                 if self.rng.chance(0.9) {
@@ -540,11 +550,15 @@ impl Sim {
                     self.id("cb")
                 };
                 self.callback_ids.push(id.clone());
-                let kind = *self.rng.pick(&["approval", "sign_in", "client_tool_call", "quiz"]);
+                let kind = *self
+                    .rng
+                    .pick(&["approval", "sign_in", "client_tool_call", "quiz"]);
                 let d = match self.rng.below(4) {
                     0 => json!({"callback_id": id, "kind": kind}),
                     1 => json!({"callback_id": id, "kind": kind, "title": null}),
-                    _ => json!({"callback_id": id, "kind": kind, "title": "Allow?", "request": {"x": 1}}),
+                    _ => {
+                        json!({"callback_id": id, "kind": kind, "title": "Allow?", "request": {"x": 1}})
+                    }
                 };
                 self.emit(&s, t.as_deref(), "callback/open", d);
             }
@@ -556,7 +570,12 @@ impl Sim {
                 } else {
                     self.id("cb")
                 };
-                self.emit(&s, t.as_deref(), "callback/answer", json!({"callback_id": id}));
+                self.emit(
+                    &s,
+                    t.as_deref(),
+                    "callback/answer",
+                    json!({"callback_id": id}),
+                );
             }
             // session/start of a subagent
             770..=809 => {
@@ -590,7 +609,9 @@ impl Sim {
                 }
                 let s = self.rng.pick(&live).clone();
                 if s != self.root || self.rng.chance(0.1) {
-                    let st = *self.rng.pick(&["closed", "cancelled", "cancelled", "failed"]);
+                    let st = *self
+                        .rng
+                        .pick(&["closed", "cancelled", "cancelled", "failed"]);
                     self.session_mut(&s).ended = true;
                     self.emit(&s, None, "session/end", json!({"status": st}));
                 }
@@ -655,7 +676,9 @@ impl Sim {
                                 json!({"status": "WAITING", "waitFor": {"kind": "approval", "id": "w1"}})
                             }
                             2 => json!({"status": "PAUSED"}),
-                            _ => json!({"status": "COMPLETED", "assistantText": "", "finalizedPayload": {"a": 1}}),
+                            _ => {
+                                json!({"status": "COMPLETED", "assistantText": "", "finalizedPayload": {"a": 1}})
+                            }
                         };
                         self.emit(
                             &root,
@@ -690,7 +713,8 @@ impl Sim {
 pub fn agent_lines(seed: u64, index: usize, anomalies: bool) -> Vec<String> {
     let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(index as u64));
     let root = format!("rand-{seed}-{index}");
-    let steps = 5 + rng.below(if rng.chance(0.1) { 400 } else { 120 });
+    let long = rng.chance(0.1);
+    let steps = 5 + rng.below(if long { 400 } else { 120 });
     let first_seq = rng.below(3) as u64;
     let mut sim = Sim {
         rng,
@@ -746,7 +770,13 @@ pub fn agent_lines(seed: u64, index: usize, anomalies: bool) -> Vec<String> {
                     let obj = v.as_object().unwrap();
                     let mut parts: Vec<String> = obj
                         .iter()
-                        .map(|(k, x)| format!("{:?} : {}", k, serde_json::to_string_pretty(x).unwrap().replace('\n', " ")))
+                        .map(|(k, x)| {
+                            format!(
+                                "{:?} : {}",
+                                k,
+                                serde_json::to_string_pretty(x).unwrap().replace('\n', " ")
+                            )
+                        })
                         .collect();
                     parts.reverse();
                     extra.push(format!("{{ {} }}", parts.join(" , ")));

@@ -1,0 +1,244 @@
+//! Nothing lost, nothing half-written: broken compressed streams, decompression bombs, long
+//! lines, BOM and CRLF, and a warehouse that survives `kill -9` at any moment.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use runlog::ingest::{IngestOptions, Ingested};
+
+fn line(root: &str, seq: u64) -> String {
+    format!(
+        r#"{{"seq":{seq},"ts":"2026-11-03T10:00:{:02}.{:03}Z","root":"{root}","session":"{root}","turn":"t{}","type":"text/delta","data":{{"text":"word {seq}"}}}}"#,
+        (seq / 1000) % 60,
+        seq % 1000,
+        seq / 50
+    )
+}
+
+fn log(roots: usize, per_root: u64) -> String {
+    let mut s = String::new();
+    for r in 0..roots {
+        for q in 1..=per_root {
+            s.push_str(&line(&format!("r{r}"), q));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn ingest(path: &Path, opts: &IngestOptions) -> Ingested {
+    runlog::ingest::ingest_paths(&[path.to_path_buf()], opts).expect("ingest")
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn broken_gzip_keeps_the_lines_before_the_break() {
+    let text = log(1, 5000);
+    let gz = gzip(text.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.jsonl.gz");
+    std::fs::write(&p, &gz[..gz.len() * 2 / 3]).unwrap();
+    let ing = ingest(&p, &IngestOptions::default());
+    let t = ing.totals();
+    assert!(t.kept > 1000 && t.kept < 5000, "kept {}", t.kept);
+    assert_eq!(t.lines, t.kept + t.duplicates + t.rejects);
+    let last = ing.rejects.last().expect("the break is a reject");
+    assert!(
+        last.reason.contains("gzip stream broken"),
+        "{}",
+        last.reason
+    );
+    assert_eq!(last.line, t.lines, "the break is the last line read");
+    // Every kept event is a line of the original, in order.
+    let seqs: Vec<u64> = ing.agents[0].events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn broken_zstd_keeps_the_lines_before_the_break() {
+    let text = log(1, 5000);
+    let z = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.jsonl.zst");
+    std::fs::write(&p, &z[..z.len() / 2]).unwrap();
+    let ing = ingest(&p, &IngestOptions::default());
+    let t = ing.totals();
+    assert!(t.kept > 0 && t.kept < 5000, "kept {}", t.kept);
+    assert_eq!(t.lines, t.kept + t.duplicates + t.rejects);
+    assert!(ing
+        .rejects
+        .last()
+        .unwrap()
+        .reason
+        .contains("zstd stream broken"));
+}
+
+#[test]
+fn decompression_bomb_is_rejected_in_bounded_memory() {
+    // A tiny gzip holding one 256 MiB line (zeros compress ~1000:1), then a valid line.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bomb.jsonl.gz");
+    let f = std::fs::File::create(&p).unwrap();
+    let mut e = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+    e.write_all(b"{\"seq\":1,\"x\":\"").unwrap();
+    let zeros = vec![b'0'; 1 << 20];
+    for _ in 0..256 {
+        e.write_all(&zeros).unwrap();
+    }
+    e.write_all(b"\"}\n").unwrap();
+    e.write_all(line("ok", 1).as_bytes()).unwrap();
+    e.write_all(b"\n").unwrap();
+    e.finish().unwrap();
+    assert!(
+        std::fs::metadata(&p).unwrap().len() < 2 << 20,
+        "the bomb is small"
+    );
+    let opts = IngestOptions {
+        max_line_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let ing = ingest(&p, &opts);
+    assert_eq!(ing.rejects.len(), 1);
+    assert_eq!(ing.rejects[0].line, 1);
+    assert!(ing.rejects[0]
+        .reason
+        .contains("longer than the limit of 1048576 bytes"));
+    assert!(ing.rejects[0].excerpt.len() <= 200);
+    assert_eq!(ing.totals().kept, 1);
+}
+
+#[test]
+fn bom_crlf_blank_lines_and_a_last_line_without_newline() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("win.jsonl");
+    let body = format!(
+        "\u{feff}{}\r\n\r\n   \r\n{}\r\n{}",
+        line("w", 1),
+        line("w", 2),
+        line("w", 3)
+    );
+    std::fs::write(&p, body).unwrap();
+    let ing = ingest(&p, &IngestOptions::default());
+    let t = ing.totals();
+    assert_eq!((t.lines, t.kept, t.rejects, t.blank), (3, 3, 0, 2));
+}
+
+#[test]
+fn invalid_utf8_and_control_characters_are_rejects_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.jsonl");
+    let mut body = Vec::new();
+    body.extend_from_slice(b"{\"seq\":1,\"ts\":\"2026-11-03T10:00:00Z\",\"root\":\"a\xff\xfe\",\"session\":\"a\",\"type\":\"x\"}\n");
+    body.extend_from_slice(b"{\"seq\":2,\"ts\":\"2026-11-03T10:00:00Z\",\"root\":\"a\x01b\",\"session\":\"a\",\"type\":\"x\"}\n");
+    body.extend_from_slice(line("a", 3).as_bytes());
+    std::fs::write(&p, body).unwrap();
+    let ing = ingest(&p, &IngestOptions::default());
+    assert_eq!(ing.rejects.len(), 2);
+    assert!(ing.rejects[0].reason.contains("UTF-8"));
+    assert!(
+        ing.rejects[1].reason.contains("control character"),
+        "{}",
+        ing.rejects[1].reason
+    );
+    assert_eq!(ing.totals().kept, 1);
+}
+
+fn count_events(wh: &Path) -> Option<i64> {
+    let o = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args([
+            "query",
+            "-w",
+            wh.to_str().unwrap(),
+            "SELECT count(*) AS n FROM events",
+            "-f",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[test]
+fn kill_9_at_any_moment_leaves_the_previous_warehouse_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.jsonl");
+    let big = dir.path().join("big.jsonl");
+    std::fs::write(&small, log(3, 100)).unwrap();
+    std::fs::write(&big, log(40, 2000)).unwrap();
+    let wh = dir.path().join("wh");
+    let ok = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args([
+            "ingest",
+            small.to_str().unwrap(),
+            "-w",
+            wh.to_str().unwrap(),
+            "-q",
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert_eq!(count_events(&wh), Some(300));
+    for delay_ms in [5u64, 40, 120, 250, 400, 700] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
+            .args([
+                "ingest",
+                big.to_str().unwrap(),
+                "-w",
+                wh.to_str().unwrap(),
+                "-q",
+            ])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        let n = count_events(&wh).expect("the warehouse stays readable");
+        if status.success() {
+            assert_eq!(n, 80_000, "a finished ingest is whole");
+            // Put the small one back for the next round.
+            let ok = Command::new(env!("CARGO_BIN_EXE_runlog"))
+                .args([
+                    "ingest",
+                    small.to_str().unwrap(),
+                    "-w",
+                    wh.to_str().unwrap(),
+                    "-q",
+                ])
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        } else {
+            assert!(
+                n == 300 || n == 80_000,
+                "killed after {delay_ms} ms: {n} events"
+            );
+        }
+    }
+    // A re-run after the kills converges (and takes over a lock left by a killed ingest).
+    let ok = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args([
+            "ingest",
+            big.to_str().unwrap(),
+            "-w",
+            wh.to_str().unwrap(),
+            "-q",
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert_eq!(count_events(&wh), Some(80_000));
+}
