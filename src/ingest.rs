@@ -183,7 +183,78 @@ pub fn ingest_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Ingested>
             read_stream(i as u32, &p.display().to_string(), f, opts)
         })
         .collect::<Result<_>>()?;
-    Ok(assemble(parsed))
+    let mut ing = assemble(parsed);
+    excerpt_conflicts(files, &mut ing, opts);
+    Ok(ing)
+}
+
+/// A conflicting line (§1) is found only after every file is read: its excerpt, like any
+/// reject's, is the first bytes of the line itself, so the files holding such lines are
+/// read again (conflicts are rare) to fetch them. Where a file cannot be read again, the
+/// stand-in excerpt made by [`assemble`] stays.
+fn excerpt_conflicts(files: &[PathBuf], ing: &mut Ingested, opts: &IngestOptions) {
+    let mut wanted: HashMap<&str, Vec<u64>> = HashMap::new();
+    for r in &ing.rejects {
+        if r.reason.starts_with(CONFLICT_REASON) {
+            wanted.entry(r.file.as_str()).or_default().push(r.line);
+        }
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let mut found: HashMap<(String, u64), String> = HashMap::new();
+    for p in files {
+        let name = p.display().to_string();
+        let Some(lines) = wanted.get(name.as_str()) else {
+            continue;
+        };
+        if let Ok(ex) = line_excerpts(p, lines, opts.max_line_bytes) {
+            found.extend(ex.into_iter().map(|(l, e)| ((name.clone(), l), e)));
+        }
+    }
+    for r in &mut ing.rejects {
+        if r.reason.starts_with(CONFLICT_REASON) {
+            if let Some(e) = found.remove(&(r.file.clone(), r.line)) {
+                r.excerpt = e;
+            }
+        }
+    }
+}
+
+/// The excerpts of the given lines (1-based) of a file, read as ingest reads it.
+fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u64, String>> {
+    let mut raw = BufReader::with_capacity(1 << 16, File::open(path)?);
+    let head = raw.fill_buf()?;
+    let mut r: Box<dyn BufRead> = if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(raw)))
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Box::new(BufReader::new(zstd::stream::read::Decoder::with_buffer(
+            raw,
+        )?))
+    } else {
+        Box::new(raw)
+    };
+    let last = lines.iter().copied().max().unwrap_or(0);
+    let mut out = HashMap::new();
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    while line_no < last {
+        match next_line(&mut r, &mut buf, max)? {
+            LineRead::Eof => break,
+            LineRead::TooLong(_) => line_no += 1,
+            LineRead::Line => {
+                line_no += 1;
+                if lines.contains(&line_no) {
+                    let mut l: &[u8] = &buf;
+                    if line_no == 1 && l.starts_with(b"\xEF\xBB\xBF") {
+                        l = &l[3..];
+                    }
+                    out.insert(line_no, excerpt(l));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The events and rejects read from one stream, before assembly.
@@ -642,6 +713,9 @@ fn same_content(a: &Event, b: &Event) -> bool {
     }
 }
 
+/// How the reason of a conflicting line (§1) begins.
+const CONFLICT_REASON: &str = "conflicts with the event kept from";
+
 /// Groups the files' events by root, orders each agent by seq, and resolves duplicates:
 /// equal content is one event; different content keeps the first in (file, line) order.
 pub fn assemble(reads: Vec<FileRead>) -> Ingested {
@@ -680,7 +754,7 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
                                     file: names[ev.file as usize].clone(),
                                     line: ev.line,
                                     reason: format!(
-                                        "conflicts with the event kept from {}:{} (same root {:?} and seq {}, different content)",
+                                        "{CONFLICT_REASON} {}:{} (same root {:?} and seq {}, different content)",
                                         names[k.file as usize], k.line, ev.root, ev.seq
                                     ),
                                     excerpt: mask_secrets(&format!(
@@ -743,7 +817,7 @@ mod tests {
         let ev = parse_line(ok).unwrap();
         assert_eq!(ev.seq, 1);
         assert_eq!(ev.data, "{}");
-        assert_eq!(ev.ts, 1_793_527_200_000_000);
+        assert_eq!(ev.ts, 1_793_700_000_000_000);
         let cases: &[(&[u8], &str)] = &[
             (b"[1]", "not a JSON object"),
             (b"{\"seq\":", "not valid JSON"),

@@ -2,12 +2,15 @@
 //!
 //! The pipeline, one module per stage: [`ingest`] (files → validated, ordered events and
 //! rejects) → [`reduce`] (events → intervals, turns, errors, tool calls, callbacks, runs)
-//! → [`store`] (Arrow batches, Parquet warehouse) → [`query`] / [`report`] / [`replay`].
+//! → [`store`] (Arrow batches, Parquet warehouse) → [`query`] / [`report`] (rendered as
+//! text, JSON, Markdown or [`html`]) / [`replay`].
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
+pub mod bench;
 pub mod error;
 pub mod event;
 pub mod gen;
+pub mod html;
 pub mod ingest;
 pub mod query;
 pub mod reduce;
@@ -73,6 +76,11 @@ impl Loaded {
     /// Every table as record batches.
     pub fn batches(&self) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
         store::all_batches(&self.ingested, &self.derived)
+    }
+
+    /// The named tables as record batches.
+    pub fn some_batches(&self, tables: &[&'static str]) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+        store::some_batches(&self.ingested, &self.derived, tables)
     }
 }
 

@@ -78,6 +78,12 @@ Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GR
         format: Format,
     },
     /// The headline report: finish reasons, turn states, error codes, run attempts.
+    #[command(
+        after_help = "With --html FILE the report is also written as one self-contained HTML page \
+(inline SVG charts beside the same tables; no scripts, fonts or network) and its path is printed \
+on stderr. The text report still goes to stdout unless --quiet.\n\
+Example: runlog report sample-logs --html report.html --quiet"
+    )]
     Report {
         #[command(flatten)]
         source: Source,
@@ -86,6 +92,12 @@ Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GR
         /// Output format.
         #[arg(long, short = 'f', value_enum, default_value = "table")]
         format: ReportFormat,
+        /// Also write the report as a self-contained HTML page with charts to FILE.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Print nothing on stdout (use with --html).
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// One agent's timeline or its turn states as of a cursor; or follow a live stream.
     #[command(
@@ -107,6 +119,40 @@ Follow (--follow -): reduce events from standard input as they arrive."
         /// Read events from standard input ('-') and print each change at once.
         #[arg(long, value_name = "-", conflicts_with_all = ["root", "at"])]
         follow: Option<String>,
+    },
+    /// Write a deterministic, production-like log: same arguments, same bytes.
+    #[command(
+        after_help = "Examples:\n  runlog gen --agents 5500 --seed 1 --out big.jsonl      (~1.1M events, ~185 MB)\n  \
+runlog gen --agents 200 --seed 7 --out logs/ --files 4 --anomalies 0.05\n  \
+runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
+    )]
+    Gen {
+        /// Number of agents (root sessions).
+        #[arg(long, default_value_t = 100)]
+        agents: u64,
+        /// Seed of the generator.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file (.jsonl, .jsonl.gz, .jsonl.zst) or folder; standard output when absent.
+        #[arg(long, short = 'o')]
+        out: Option<PathBuf>,
+        /// Spread the agents over this many files (into the --out folder).
+        #[arg(long, default_value_t = 1)]
+        files: u32,
+        /// Rate of anomalies: duplicates, bad lines, truncated agents, malformed turn ends.
+        #[arg(long, default_value_t = 0.0)]
+        anomalies: f64,
+    },
+    /// Time each pipeline stage (read+decode, reduce, batches, write) on logs or a generated one.
+    Bench {
+        /// Log files and folders; without them, a log of --agents generated agents.
+        paths: Vec<PathBuf>,
+        /// Agents to generate when no PATH is given.
+        #[arg(long, default_value_t = 2000)]
+        agents: u64,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -220,7 +266,13 @@ fn load(read: &ReadArgs, paths: &[PathBuf]) -> Result<runlog::Loaded> {
     Ok(loaded?)
 }
 
-fn context(source: &Source, paths: &[PathBuf]) -> Result<datafusion::prelude::SessionContext> {
+/// A context over a warehouse, or over logs ingested in memory; with logs, only the
+/// `tables` are built (all when `None`).
+fn context(
+    source: &Source,
+    paths: &[PathBuf],
+    tables: Option<&[&'static str]>,
+) -> Result<datafusion::prelude::SessionContext> {
     match &source.warehouse {
         Some(w) => {
             if !paths.is_empty() {
@@ -233,7 +285,11 @@ fn context(source: &Source, paths: &[PathBuf]) -> Result<datafusion::prelude::Se
                 bail!("give log PATHs or --warehouse DIR");
             }
             let loaded = load(&source.read, paths)?;
-            Ok(runlog::query::context_from_batches(loaded.batches()?)?)
+            let batches = match tables {
+                Some(t) => loaded.some_batches(t)?,
+                None => loaded.batches()?,
+            };
+            Ok(runlog::query::context_from_batches(batches)?)
         }
     }
 }
@@ -344,7 +400,8 @@ fn run(cli: Cli) -> Result<()> {
             let sql_arg = args.pop().expect("clap requires one argument");
             let paths: Vec<PathBuf> = args.into_iter().map(PathBuf::from).collect();
             let sql = runlog::query::load_sql(&sql_arg)?;
-            let ctx = context(&source, &paths)?;
+            let tables = runlog::query::tables_referenced(&sql);
+            let ctx = context(&source, &paths, Some(&tables))?;
             let rt = runtime()?;
             let (schema, batches) = rt.block_on(runlog::query::run_sql(&ctx, &sql))?;
             let fmt = match format {
@@ -362,10 +419,20 @@ fn run(cli: Cli) -> Result<()> {
             source,
             paths,
             format,
+            html,
+            quiet,
         } => {
-            let ctx = context(&source, &paths)?;
+            let ctx = context(&source, &paths, Some(runlog::report::TABLES_USED))?;
             let rt = runtime()?;
             let report = rt.block_on(runlog::report::build(&ctx))?;
+            if let Some(p) = &html {
+                std::fs::write(p, runlog::html::render_html(&report))
+                    .with_context(|| format!("writing {}", p.display()))?;
+                eprintln!("wrote {}", p.display());
+            }
+            if quiet {
+                return Ok(());
+            }
             let text = match format {
                 ReportFormat::Table => runlog::report::render_text(&report),
                 ReportFormat::Json => runlog::report::render_json(&report),
@@ -428,5 +495,86 @@ fn run(cli: Cli) -> Result<()> {
             out.flush()?;
             Ok(())
         }
+        Command::Gen {
+            agents,
+            seed,
+            out,
+            files,
+            anomalies,
+        } => {
+            if !(0.0..=1.0).contains(&anomalies) {
+                bail!("--anomalies must be between 0 and 1, got {anomalies}");
+            }
+            if files == 0 {
+                bail!("--files must be at least 1");
+            }
+            let opts = runlog::gen::GenOptions {
+                agents,
+                seed,
+                files,
+                anomalies,
+            };
+            let start = std::time::Instant::now();
+            let stats = match &out {
+                Some(p) => runlog::gen::write(&opts, p)?,
+                None => {
+                    if files > 1 {
+                        bail!("--files {files} needs --out DIR");
+                    }
+                    let stdout = std::io::stdout();
+                    let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+                    let s = runlog::gen::write_to(&opts, &mut w)?;
+                    w.flush()?;
+                    s
+                }
+            };
+            let secs = start.elapsed().as_secs_f64();
+            if out.is_some() {
+                eprintln!(
+                    "wrote {} agents, {} lines, {:.1} MB in {} file(s) in {:.2} s ({:.0} MB/s)",
+                    stats.agents,
+                    stats.lines,
+                    stats.bytes as f64 / 1e6,
+                    stats.files,
+                    secs,
+                    stats.bytes as f64 / 1e6 / secs.max(1e-9)
+                );
+            }
+            Ok(())
+        }
+        Command::Bench {
+            paths,
+            agents,
+            json,
+        } => {
+            let scratch = tempfile_dir()?;
+            let paths = if paths.is_empty() {
+                let p = scratch.join("generated.jsonl");
+                let opts = runlog::gen::GenOptions {
+                    agents,
+                    ..Default::default()
+                };
+                runlog::gen::write(&opts, &p)?;
+                vec![p]
+            } else {
+                paths
+            };
+            let result = runlog::bench::run(&paths, &scratch);
+            let _ = std::fs::remove_dir_all(&scratch);
+            let result = result?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                print!("{}", runlog::bench::render(&result));
+            }
+            Ok(())
+        }
     }
+}
+
+/// A fresh scratch folder under the system's temporary folder.
+fn tempfile_dir() -> Result<PathBuf> {
+    let p = std::env::temp_dir().join(format!("runlog-bench-{}", runlog::store::new_ingest_id()));
+    std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+    Ok(p)
 }

@@ -73,6 +73,26 @@ pub fn context_from_batches(
     Ok(ctx)
 }
 
+/// The warehouse tables a SQL statement reads (so that a query over raw files builds only
+/// those). Falls back to every table when the statement cannot be parsed here; planning
+/// will then report the error.
+pub fn tables_referenced(sql: &str) -> Vec<&'static str> {
+    let ctx = new_context();
+    let state = ctx.state();
+    let dialect = datafusion::common::config::Dialect::Generic;
+    let refs = state
+        .sql_to_statement(sql, &dialect)
+        .and_then(|st| state.resolve_table_references(&st));
+    match refs {
+        Ok(refs) => store::TABLES
+            .iter()
+            .copied()
+            .filter(|t| refs.iter().any(|r| r.table() == *t))
+            .collect(),
+        Err(_) => store::TABLES.to_vec(),
+    }
+}
+
 /// The SQL text of a `query` argument: the contents of a `.sql` file, or the text itself.
 pub fn load_sql(arg: &str) -> Result<String> {
     let p = Path::new(arg);

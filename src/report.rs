@@ -29,7 +29,21 @@ pub struct Report {
     pub sections: Vec<Section>,
 }
 
-/// The SQL of every section: (id, title, note, query).
+/// The tables the report reads (it needs no `events`: the `agents` table counts them).
+pub const TABLES_USED: &[&str] = &[
+    "intervals",
+    "turns",
+    "errors",
+    "tool_calls",
+    "callbacks",
+    "runs",
+    "rejects",
+    "agents",
+    "files",
+];
+
+/// The SQL of every section: (id, title, note, query). `{unit}` and `{format}` are filled in
+/// by [`build`] with the time bucket that fits the data's span (see [`time_unit`]).
 pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
     (
         "finish_reasons",
@@ -38,6 +52,28 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
         "SELECT status, coalesce(finish_reason, '-') AS finish_reason, count(*) AS intervals,
                 round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
          FROM intervals GROUP BY status, finish_reason ORDER BY intervals DESC, status, finish_reason",
+    ),
+    (
+        "interval_status",
+        "Intervals by status",
+        "settled = a turn end closed it; unsettled = the log ended first; protocol_error = its last root turn end had no reason kind",
+        "SELECT status, count(*) AS intervals,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
+         FROM intervals GROUP BY status ORDER BY intervals DESC, status",
+    ),
+    (
+        "finish_reasons_over_time",
+        "Finish reasons over time (by {unit}, UTC)",
+        "intervals by the {unit} they opened in (the unit follows the data's span); settled ones by the 5 most common finish reasons, the rest as (other)",
+        "WITH ranked AS (
+             SELECT finish_reason, row_number() OVER (ORDER BY count(*) DESC, finish_reason) AS rank
+             FROM intervals WHERE status = 'settled' AND finish_reason IS NOT NULL GROUP BY finish_reason)
+         SELECT to_char(date_trunc('{unit}', i.opened_at), '{format}') AS {unit}, i.status,
+                CASE WHEN i.status <> 'settled' THEN coalesce(i.finish_reason, '-')
+                     WHEN r.rank <= 5 THEN i.finish_reason ELSE '(other)' END AS finish_reason,
+                count(*) AS intervals
+         FROM intervals i LEFT JOIN ranked r ON i.finish_reason = r.finish_reason
+         GROUP BY 1, 2, 3 ORDER BY 1, intervals DESC, status, finish_reason",
     ),
     (
         "turn_states",
@@ -107,13 +143,67 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
 
 const TOTALS_SQL: &str = "SELECT
     (SELECT count(*) FROM agents) AS agents,
-    (SELECT count(*) FROM events) AS events,
+    (SELECT sum(events) FROM agents) AS events,
     (SELECT count(*) FROM intervals) AS intervals,
     (SELECT count(*) FROM turns) AS turns,
     (SELECT count(*) FROM errors) AS errors,
     (SELECT count(*) FROM rejects) AS rejects,
     (SELECT CAST(min(first_ts) AS VARCHAR) FROM agents) AS first_event,
-    (SELECT CAST(max(last_ts) AS VARCHAR) FROM agents) AS last_event";
+    (SELECT CAST(max(last_ts) AS VARCHAR) FROM agents) AS last_event,
+    (SELECT CAST(max(last_ts) AS BIGINT) - CAST(min(first_ts) AS BIGINT) FROM agents) AS span,
+    (SELECT count(*) FROM files) AS files";
+
+/// The span of the intervals' opening times in microseconds: it picks the time bucket.
+const INTERVAL_SPAN_SQL: &str =
+    "SELECT CAST(max(opened_at) AS BIGINT) - CAST(min(opened_at) AS BIGINT) AS span FROM intervals";
+
+/// Input files named in the header before the rest are only counted.
+const INPUTS_NAMED: usize = 4;
+
+/// The time bucket of `finish_reasons_over_time` for data spanning `span_us` microseconds,
+/// as (`date_trunc` unit, `to_char` format): hours up to two days, days up to 60 days, weeks
+/// up to a year, months beyond — at most about 60 buckets, so a chart's columns stay readable.
+pub fn time_unit(span_us: i64) -> (&'static str, &'static str) {
+    const DAY: i64 = 86_400_000_000;
+    if span_us <= 2 * DAY {
+        ("hour", "%Y-%m-%d %H:00")
+    } else if span_us <= 60 * DAY {
+        ("day", "%Y-%m-%d")
+    } else if span_us <= 366 * DAY {
+        ("week", "%Y-%m-%d")
+    } else {
+        ("month", "%Y-%m")
+    }
+}
+
+/// A duration in microseconds for people: `8.5 s`, `12 min 5 s`, `3 h 20 min`, `4.2 days`.
+pub fn human_span(us: i64) -> String {
+    let s = us as f64 / 1e6;
+    if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        format!("{} min {} s", (s / 60.0) as i64, (s % 60.0) as i64)
+    } else if s < 2.0 * 86_400.0 {
+        format!("{} h {} min", (s / 3600.0) as i64, ((s % 3600.0) / 60.0) as i64)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
+    }
+}
+
+/// The input files for the header: all names when few, else the first ones and a count.
+fn inputs_label(files: &[String]) -> String {
+    if files.is_empty() {
+        return "-".to_string();
+    }
+    if files.len() <= INPUTS_NAMED {
+        return files.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        files[..INPUTS_NAMED - 1].join(", "),
+        files.len() - (INPUTS_NAMED - 1)
+    )
+}
 
 fn to_strings(batches: &[RecordBatch]) -> Result<(Vec<String>, Vec<Vec<String>>)> {
     let mut columns = Vec::new();
@@ -144,21 +234,47 @@ fn to_strings(batches: &[RecordBatch]) -> Result<(Vec<String>, Vec<Vec<String>>)
 pub async fn build(ctx: &SessionContext) -> Result<Report> {
     let (_, batches) = run_sql(ctx, TOTALS_SQL).await?;
     let (cols, rows) = to_strings(&batches)?;
-    let totals = cols
+    let mut totals: Vec<(String, String)> = cols
         .into_iter()
         .zip(rows.into_iter().next().unwrap_or_default())
         .collect();
+    for (k, v) in totals.iter_mut() {
+        if k == "span" {
+            if let Ok(us) = v.parse::<i64>() {
+                *v = human_span(us);
+            }
+        }
+    }
+    let (_, batches) = run_sql(ctx, "SELECT file FROM files ORDER BY file").await?;
+    let files: Vec<String> = to_strings(&batches)?
+        .1
+        .into_iter()
+        .filter_map(|r| r.into_iter().next())
+        .collect();
+    totals.push(("inputs".to_string(), inputs_label(&files)));
+
+    let (_, batches) = run_sql(ctx, INTERVAL_SPAN_SQL).await?;
+    let span_us = to_strings(&batches)?
+        .1
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0);
+    let (unit, format) = time_unit(span_us);
+    let fill = |t: &str| t.replace("{unit}", unit).replace("{format}", format);
+
     let mut sections = Vec::new();
     for (id, title, note, sql) in SECTIONS {
-        let (schema, batches) = run_sql(ctx, sql).await?;
+        let (title, note, sql) = (fill(title), fill(note), fill(sql));
+        let (schema, batches) = run_sql(ctx, &sql).await?;
         let (mut columns, rows) = to_strings(&batches)?;
         if columns.is_empty() {
             columns = schema.fields().iter().map(|f| f.name().clone()).collect();
         }
         sections.push(Section {
             id: id.to_string(),
-            title: title.to_string(),
-            note: note.to_string(),
+            title,
+            note,
             columns,
             rows,
         });
@@ -166,7 +282,8 @@ pub async fn build(ctx: &SessionContext) -> Result<Report> {
     Ok(Report { totals, sections })
 }
 
-fn is_numeric(s: &str) -> bool {
+/// A cell that reads as a number (optionally a percentage): right-aligned in tables.
+pub fn is_numeric(s: &str) -> bool {
     let s = s.trim_end_matches('%');
     !s.is_empty() && s.parse::<f64>().is_ok()
 }

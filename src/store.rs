@@ -449,8 +449,17 @@ pub fn all_batches(
     ing: &Ingested,
     d: &Derived,
 ) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    some_batches(ing, d, TABLES)
+}
+
+/// The named tables of an ingest as record batches, by table name.
+pub fn some_batches(
+    ing: &Ingested,
+    d: &Derived,
+    tables: &[&'static str],
+) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
     let mut out = BTreeMap::new();
-    for &table in TABLES {
+    for &table in tables {
         let batches = match table {
             "events" => events_batches(ing)?,
             "rejects" => vec![rejects_batch(ing)?],

@@ -214,11 +214,16 @@ fn diff_rows(table: &str, reducer: &[Value], oracle: &[Value]) -> Vec<String> {
         match (ra.as_slice(), rb.as_slice()) {
             ([x], [y]) => {
                 if x != y {
-                    let fields: Vec<String> = x
+                    let mut names: Vec<&String> = x
                         .as_object()
                         .unwrap()
                         .keys()
                         .chain(y.as_object().unwrap().keys())
+                        .collect();
+                    names.sort();
+                    names.dedup();
+                    let fields: Vec<String> = names
+                        .into_iter()
                         .filter(|f| x.get(*f) != y.get(*f))
                         .map(|f| {
                             format!(
@@ -283,7 +288,11 @@ impl Report {
             return;
         }
         self.failed_agents += 1;
-        if self.lines.len() < 30 {
+        let max_lines = std::env::var("ORACLE_MAX_LINES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30);
+        if self.lines.len() < max_lines {
             self.lines.push(format!("root {root:?} ({what}):"));
             self.lines
                 .extend(problems.iter().take(8).map(|p| format!("    {p}")));
@@ -359,9 +368,16 @@ fn random_lines(seed: u64, n: usize, anomalies: bool) -> Vec<String> {
 }
 
 /// Lines of `n` production-like agents from `runlog::gen`.
-fn gen_lines(seed: u64, n: usize, anomalies: bool) -> Vec<String> {
-    let _ = (seed, n, anomalies);
-    Vec::new() // TEMP until src/gen.rs lands
+fn gen_lines(seed: u64, n: u64, anomalies: f64) -> Vec<String> {
+    let opts = runlog::gen::GenOptions {
+        agents: n,
+        seed,
+        anomalies,
+        ..Default::default()
+    };
+    (0..n)
+        .flat_map(|i| runlog::gen::agent_lines(&opts, i))
+        .collect()
 }
 
 /// Reduces every agent with the real reducer and with the oracle, and compares.
@@ -392,14 +408,26 @@ fn oracle_agrees_on_generated_agents() {
     let start = Instant::now();
     let mut report = Report::default();
     let inputs: Vec<(&str, Vec<String>)> = vec![
-        ("runlog::gen", gen_lines(11, 1500, false)),
-        ("runlog::gen with anomalies", gen_lines(12, 500, true)),
+        ("runlog::gen", gen_lines(11, 1500, 0.0)),
+        ("runlog::gen with anomalies", gen_lines(12, 500, 0.2)),
         ("randgen", random_lines(21, 1500, false)),
         ("randgen with anomalies", random_lines(22, 500, true)),
     ];
     for (what, lines) in &inputs {
         let ing = ingest(&[join_lines(lines)]);
         assert!(!ing.agents.is_empty(), "{what}: no agents");
+        let t = ing.totals();
+        let sizes: Vec<usize> = ing.agents.iter().map(|a| a.events.len()).collect();
+        eprintln!(
+            "{what}: {} lines, {} kept, {} duplicates, {} rejects; {} agents of {}..={} events",
+            t.lines,
+            t.kept,
+            t.duplicates,
+            t.rejects,
+            sizes.len(),
+            sizes.iter().min().unwrap(),
+            sizes.iter().max().unwrap()
+        );
         check_against_oracle(what, &ing, &mut report);
     }
     report.finish("oracle_agrees_on_generated_agents");
@@ -481,7 +509,7 @@ fn check_order_independence(what: &str, lines: &[String]) {
 #[test]
 fn order_does_not_matter() {
     let start = Instant::now();
-    check_order_independence("runlog::gen", &gen_lines(31, 300, false));
+    check_order_independence("runlog::gen", &gen_lines(31, 300, 0.0));
     // randgen writes no duplicates of its own: add exact copies of some lines.
     let mut lines = random_lines(32, 300, false);
     let mut rng = Rng::new(32);
@@ -510,13 +538,24 @@ fn sorted(mut v: Vec<Value>) -> Vec<Value> {
     v
 }
 
-fn check_replay(what: &str, ing: &Ingested, max_agents: usize, report: &mut Report) {
+fn check_replay(
+    what: &str,
+    ing: &Ingested,
+    max_agents: usize,
+    max_events: usize,
+    report: &mut Report,
+) {
     let agents: Vec<_> = ing
         .agents
         .iter()
-        .filter(|a| a.events.len() >= 5)
+        .filter(|a| (5..=max_events).contains(&a.events.len()))
         .take(max_agents)
         .collect();
+    eprintln!(
+        "{what}: replaying {} agents ({} events) at every cursor",
+        agents.len(),
+        agents.iter().map(|a| a.events.len()).sum::<usize>()
+    );
     let results: Vec<(usize, usize, Vec<String>)> = agents
         .par_iter()
         .map(|a| {
@@ -573,10 +612,10 @@ fn check_replay(what: &str, ing: &Ingested, max_agents: usize, report: &mut Repo
 fn replay_at_every_cursor_matches_cut_log() {
     let start = Instant::now();
     let mut report = Report::default();
-    let gen = ingest(&[join_lines(&gen_lines(41, 8, false))]);
-    check_replay("runlog::gen", &gen, 8, &mut report);
+    let gen = ingest(&[join_lines(&gen_lines(41, 60, 0.0))]);
+    check_replay("runlog::gen", &gen, 6, 150, &mut report);
     let rand = ingest(&[join_lines(&random_lines(42, 24, false))]);
-    check_replay("randgen", &rand, 24, &mut report);
+    check_replay("randgen", &rand, 24, 80, &mut report);
     report.finish("replay_at_every_cursor_matches_cut_log");
     eprintln!("took {:.1?}", start.elapsed());
 }

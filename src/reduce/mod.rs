@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::event::Event;
+use crate::event::{Event, Voice};
 use rules::{end_class, is_cancel_kind, EndClass};
 
 /// A row of `intervals`.
@@ -278,7 +278,8 @@ pub struct Reducer {
     events: i64,
     sessions: HashMap<String, SessionInfo>,
     turns: Vec<TurnState>,
-    turn_index: HashMap<(String, String), usize>,
+    /// session → turn → index into `turns` (looked up without allocating).
+    turn_index: HashMap<String, HashMap<String, usize>>,
     intervals: Vec<IntervalRow>,
     open_interval: Option<usize>,
     /// The last root-session `turn/end` in the open interval: (seq, kind if a string).
@@ -420,10 +421,7 @@ impl Reducer {
     }
 
     fn turn_id(&mut self, session: &str, turn: &str, seq: u64) -> usize {
-        if let Some(&i) = self
-            .turn_index
-            .get(&(session.to_string(), turn.to_string()))
-        {
+        if let Some(i) = self.lookup_turn(session, turn) {
             return i;
         }
         let i = self.turns.len();
@@ -448,14 +446,45 @@ impl Reducer {
             model_errors: Vec::new(),
         });
         self.turn_index
-            .insert((session.to_string(), turn.to_string()), i);
+            .entry(session.to_string())
+            .or_default()
+            .insert(turn.to_string(), i);
+        // A turn first named after a session/start named it as its spawner: the callbacks
+        // already open in that subtree block it too (SEMANTICS.md §3).
+        if self
+            .sessions
+            .values()
+            .any(|s| s.parent.as_deref() == Some(session) && s.parent_turn.as_deref() == Some(turn))
+        {
+            self.relink_open_callbacks();
+        }
         i
     }
 
+    /// Adds the turns up the spawn chain that open callbacks do not block yet (the chain
+    /// grew after they opened), keeping each turn's open callbacks in opening order.
+    fn relink_open_callbacks(&mut self) {
+        for cb in 0..self.callbacks.len() {
+            if self.callbacks[cb].closed_by.is_some() {
+                continue;
+            }
+            let session = self.callbacks[cb].session.clone();
+            let opener = self.callbacks[cb]
+                .turn
+                .as_deref()
+                .and_then(|t| self.lookup_turn(&session, t));
+            for t in self.blocked_turns(&session, opener) {
+                if !self.callback_blocks[cb].contains(&t) {
+                    self.callback_blocks[cb].push(t);
+                    self.turns[t].open_callbacks.push(cb);
+                    self.turns[t].open_callbacks.sort_unstable();
+                }
+            }
+        }
+    }
+
     fn lookup_turn(&self, session: &str, turn: &str) -> Option<usize> {
-        self.turn_index
-            .get(&(session.to_string(), turn.to_string()))
-            .copied()
+        self.turn_index.get(session)?.get(turn).copied()
     }
 
     fn record_error(&mut self, ev: &Event, source: &'static str, e: &Value) -> usize {
@@ -658,6 +687,7 @@ impl Reducer {
                 let info = self.sessions.entry(ev.session.clone()).or_default();
                 info.parent = get_str(&m, "parent");
                 info.parent_turn = get_str(&m, "parent_turn");
+                self.relink_open_callbacks();
             }
             "session/end" => {
                 let m = parse_map(&ev.data);
@@ -718,6 +748,11 @@ impl Reducer {
                     if let Some(e) = err {
                         ts.pending_model_errors.push(e);
                         ts.model_errors.push(e);
+                        // After the turn's end, that end already says whether it recovered.
+                        if let Some(end) = &ts.end {
+                            let completed = matches!(end, TurnEnd::Completed { .. });
+                            self.errors[e].recovered = Some(completed);
+                        }
                     }
                 }
             }
@@ -924,6 +959,11 @@ impl Reducer {
                 self.current_run = Some(self.runs.len() - 1);
             }
             "run.completed" | "run.failed" | "run.cancelled" => {
+                // Whatever attempt it settles (maybe another, or none), this event is the
+                // current attempt's last so far, and it is not a delta (§5).
+                if let Some(c) = self.current_run {
+                    self.run_track[c].last_was_delta = false;
+                }
                 let m = parse_map(&ev.data);
                 let run_id = get_str(&m, "run_id");
                 let attempt = int_of(m.get("attempt"));
@@ -975,13 +1015,14 @@ impl Reducer {
                     return;
                 };
                 let row = &mut self.runs[i];
-                match kind {
-                    "text/delta" => row.assistant_deltas += 1,
-                    "reasoning/delta" => row.reasoning_deltas += 1,
-                    "progress" => row.progress_events += 1,
-                    "log" => row.log_events += 1,
-                    "tool/call" | "tool/result" => row.tool_events += 1,
-                    "callback/open" | "callback/answer" => row.interaction_events += 1,
+                // Counted by voice (SEMANTICS.md §5, §6), so every type of a voice counts.
+                match Voice::of(kind) {
+                    Voice::Assistant => row.assistant_deltas += 1,
+                    Voice::Reasoning => row.reasoning_deltas += 1,
+                    Voice::Progress => row.progress_events += 1,
+                    Voice::Log => row.log_events += 1,
+                    Voice::Tool => row.tool_events += 1,
+                    Voice::Interaction => row.interaction_events += 1,
                     _ => {}
                 }
                 self.run_track[i].last_was_delta = matches!(kind, "text/delta" | "reasoning/delta");

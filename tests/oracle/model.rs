@@ -363,9 +363,7 @@ impl Oracle {
     }
 
     fn turn_end(&self, s: &str, t: &str, c: u64) -> End<'_> {
-        let end = self
-            .upto(c)
-            .find(|e| typ(e) == "turn/end" && session(e) == s && turn(e) == Some(t));
+        let end = self.first_end(s, t).filter(|e| seq(e) <= c);
         match end {
             None => End::None,
             Some(e) => match path_str(data(e), &["reason", "kind"]) {
@@ -383,71 +381,99 @@ impl Oracle {
         (first, start)
     }
 
-    /// The turn's `text/delta` texts up to `c`, joined.
+    /// The turn's `text/delta` texts up to `c` and before its end, joined: what the turn
+    /// said before it stopped.
     fn deltas(&self, s: &str, t: &str, c: u64) -> String {
+        let end = self.first_end(s, t).map(seq).unwrap_or(u64::MAX);
         self.turn_events(s, t, c)
             .iter()
-            .filter(|e| typ(e) == "text/delta")
+            .filter(|e| typ(e) == "text/delta" && seq(e) < end)
             .filter_map(|e| path(data(e), &["text"]).and_then(Value::as_str))
             .collect()
     }
 
-    /// The (parent session, parent turn) that spawned a session, as of `c`.
-    fn spawned_by(&self, s: &str, c: u64) -> Option<(String, String)> {
-        let start = self
-            .upto(c)
-            .find(|e| typ(e) == "session/start" && session(e) == s)?;
-        Some((
-            path_str(data(start), &["parent"])?,
-            path_str(data(start), &["parent_turn"])?,
-        ))
-    }
-
-    /// Whether the callback opened by `e` blocks turn (s, t) as of `c`: it was opened by the
-    /// turn itself, or by a session spawned in it, at any depth.
+    /// Whether the callback opened by `cb` blocks turn (s, t) as of `c`: it was opened by the
+    /// turn itself, or by a session spawned in it, at any depth (up the parent chain).
     fn blocks(&self, cb: &Value, s: &str, t: &str, c: u64) -> bool {
         if session(cb) == s && turn(cb) == Some(t) {
             return true;
         }
         let mut cur = session(cb).to_string();
         let mut seen = vec![cur.clone()];
-        while let Some((ps, pt)) = self.spawned_by(&cur, c) {
-            if ps == s && pt == t {
+        while let Some((parent, parent_turn)) = self.parent_of(&cur, c) {
+            if parent == s && parent_turn.as_deref() == Some(t) {
                 return true;
             }
-            if seen.contains(&ps) {
+            if seen.contains(&parent) {
                 return false;
             }
-            seen.push(ps.clone());
-            cur = ps;
+            seen.push(parent.clone());
+            cur = parent;
         }
         false
     }
 
-    /// Where the callback opened by `cb` closed, as of `c`: (seq, by).
-    fn callback_close(&self, cb: &Value, c: u64) -> Option<(u64, &'static str)> {
-        let open = seq(cb);
-        let id = path_str(data(cb), &["callback_id"]);
-        let answer = self
+    /// The parent session of a session and the turn that spawned it, as of `c`.
+    fn parent_of(&self, s: &str, c: u64) -> Option<(String, Option<String>)> {
+        let start = self
             .upto(c)
-            .filter(|e| seq(e) > open && typ(e) == "callback/answer")
-            .find(|e| id.is_some() && path_str(data(e), &["callback_id"]) == id)
-            .map(|e| (seq(e), "answer"));
-        let end = self
-            .upto(c)
-            .filter(|e| seq(e) > open && typ(e) == "turn/end")
-            .find(|e| turn(cb).is_some() && session(e) == session(cb) && turn(e) == turn(cb))
-            .map(|e| (seq(e), "turn_end"));
-        match (answer, end) {
-            (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
-            (a, b) => a.or(b),
+            .find(|e| typ(e) == "session/start" && session(e) == s)?;
+        Some((
+            path_str(data(start), &["parent"])?,
+            path_str(data(start), &["parent_turn"]),
+        ))
+    }
+
+    /// The first `turn/end` of a turn (the one that decides its state).
+    fn first_end(&self, s: &str, t: &str) -> Option<&Value> {
+        self.events
+            .iter()
+            .find(|e| typ(e) == "turn/end" && session(e) == s && turn(e) == Some(t))
+    }
+
+    /// Where each `callback/open` (by event index) closed: an answer closes the earliest
+    /// still-open callback with its id; the first end of the opening turn closes the rest.
+    fn callback_closes(&self) -> BTreeMap<usize, (u64, &'static str)> {
+        let evs = &self.events;
+        let mut closed: BTreeMap<usize, (u64, &'static str)> = BTreeMap::new();
+        for (i, e) in evs.iter().enumerate() {
+            let still_open = |j: usize, closed: &BTreeMap<usize, _>| {
+                typ(&evs[j]) == "callback/open" && !closed.contains_key(&j)
+            };
+            if typ(e) == "callback/answer" {
+                let Some(id) = path_str(data(e), &["callback_id"]) else {
+                    continue;
+                };
+                let first = (0..i).find(|&j| {
+                    still_open(j, &closed)
+                        && path_str(data(&evs[j]), &["callback_id"]).as_deref() == Some(&id)
+                });
+                if let Some(j) = first {
+                    closed.insert(j, (seq(e), "answer"));
+                }
+            }
+            if typ(e) == "turn/end" {
+                let Some(t) = turn(e) else { continue };
+                if self.first_end(session(e), t).map(seq) != Some(seq(e)) {
+                    continue;
+                }
+                for j in 0..i {
+                    let cb = &evs[j];
+                    if still_open(j, &closed) && session(cb) == session(e) && turn(cb) == Some(t) {
+                        closed.insert(j, (seq(e), "turn_end"));
+                    }
+                }
+            }
         }
+        closed
     }
 
     fn open_callbacks(&self, s: &str, t: &str, c: u64) -> Vec<&Value> {
-        self.upto(c)
-            .filter(|e| typ(e) == "callback/open")
-            .filter(|cb| self.callback_close(cb, c).is_none())
+        let closes = self.callback_closes();
+        (0..self.events.len())
+            .filter(|&j| typ(&self.events[j]) == "callback/open" && seq(&self.events[j]) <= c)
+            .filter(|j| closes.get(j).is_none_or(|(close, _)| *close > c))
+            .map(|j| &self.events[j])
             .filter(|cb| self.blocks(cb, s, t, c))
             .collect()
     }
@@ -623,7 +649,8 @@ impl Oracle {
                 "turn": t,
                 "is_root": s == self.root,
                 "interval_open_seq": self.interval_at(start.unwrap_or(first)),
-                "start_seq": first,
+                // (ambiguous in the spec; as the reducer: its turn/start, else its first event)
+                "start_seq": start.unwrap_or(first),
                 "end_seq": end,
                 "state": state,
                 "stop_reason": rec.get("stop_reason").cloned().unwrap_or(Value::Null),
@@ -656,10 +683,12 @@ impl Oracle {
                         }
                     }
                 }
-                "model/end" => match path(data(e), &["error"]) {
-                    None | Some(Value::Null) => {}
-                    Some(err) => out.push((e, err.clone(), "model")),
-                },
+                "model/end" => {
+                    // an Error is an object: `"error": null` (or a bare string) records none
+                    if let Some(err) = path(data(e), &["error"]).filter(|x| x.is_object()) {
+                        out.push((e, err.clone(), "model"));
+                    }
+                }
                 "run.failed" => {
                     let err = path(data(e), &["error"]).cloned();
                     out.push((e, err.unwrap_or(Value::Null), "run"));
@@ -761,9 +790,13 @@ impl Oracle {
 
     fn callback_rows(&self) -> Vec<Value> {
         let c = self.last_seq();
+        let closes = self.callback_closes();
         let mut rows = Vec::new();
-        for cb in self.events.iter().filter(|e| typ(e) == "callback/open") {
-            let close = self.callback_close(cb, c);
+        for (j, cb) in self.events.iter().enumerate() {
+            if typ(cb) != "callback/open" {
+                continue;
+            }
+            let close = closes.get(&j).copied().filter(|(s, _)| *s <= c);
             rows.push(json!({
                 "root": self.root,
                 "session": session(cb),

@@ -261,7 +261,8 @@ impl Sim {
                 match self.rng.below(8) {
                     0 | 1 => {}
                     2 => {
-                        d.insert("http_status".into(), json!("503"));
+                        let odd = self.rng.pick(&[json!("503"), json!(503.0), json!(429.5)]).clone();
+                        d.insert("http_status".into(), odd);
                     }
                     _ => {
                         let s = *self.rng.pick(STATUSES);
@@ -289,6 +290,7 @@ impl Sim {
         match self.rng.below(5) {
             0 => json!({}),
             1 => json!({"input_tokens": i}),
+            2 if self.rng.chance(0.2) => json!({"input_tokens": "12", "output_tokens": 3.0}),
             _ => json!({"input_tokens": i, "output_tokens": o, "total_tokens": i + o,
                         "cached_input_tokens": i / 2}),
         }
@@ -407,7 +409,11 @@ impl Sim {
                     self.emit(&s, turn, "turn/busy", json!({"active_turn": active}));
                     return;
                 }
-                let t = self.id("t");
+                let t = match self.rng.below(20) {
+                    // a turn id of another session, or a second start of a known turn
+                    0 | 1 if !self.all_turns.is_empty() => self.rng.pick(&self.all_turns).1.clone(),
+                    _ => self.id("t"),
+                };
                 self.all_turns.push((s.clone(), t.clone()));
                 self.session_mut(&s).active = Some(t.clone());
                 self.emit(&s, Some(&t), "turn/start", json!({}));
@@ -415,8 +421,12 @@ impl Sim {
             // turn/end
             200..=279 => {
                 let (s, t) = self.some_turn();
-                let Some(t) = t else { return };
                 let d = self.turn_end_data();
+                let Some(t) = t else {
+                    // a turn end naming no turn
+                    self.emit(&s, None, "turn/end", d);
+                    return;
+                };
                 let sess = self.session_mut(&s);
                 if sess.active.as_deref() == Some(&t) {
                     sess.active = None;
@@ -459,6 +469,9 @@ impl Sim {
                     }
                     2 => {
                         d.insert("error".into(), Value::Null);
+                    }
+                    3 if self.rng.chance(0.3) => {
+                        d.insert("error".into(), json!("overloaded"));
                     }
                     _ => {}
                 }
@@ -584,6 +597,14 @@ impl Sim {
                 }
                 let (ps, pt) = self.some_turn();
                 let id = self.id("sub");
+                if self.rng.chance(0.1) {
+                    // the subagent speaks before its session/start is in the log
+                    let t = self.id("early");
+                    self.all_turns.push((id.clone(), t.clone()));
+                    let cb = self.id("cb");
+                    self.callback_ids.push(cb.clone());
+                    self.emit(&id, Some(&t), "callback/open", json!({"callback_id": cb, "kind": "approval"}));
+                }
                 self.sessions.push(Session {
                     id: id.clone(),
                     active: None,
