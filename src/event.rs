@@ -40,10 +40,8 @@ impl Voice {
     /// The voice of an event type.
     pub fn of(kind: &str) -> Voice {
         match kind {
-            "session/start" | "session/end" | "inbox/receipt" | "agent/idle" | "turn/start"
-            | "turn/end" | "turn/busy" | "turn/conflict" | "run.started" | "run.status" => {
-                Voice::Lifecycle
-            }
+            "inbox/receipt" | "agent/idle" | "turn/start" | "turn/end" | "turn/busy"
+            | "turn/conflict" | "run.started" | "run.status" => Voice::Lifecycle,
             "text/delta" => Voice::Assistant,
             "reasoning/delta" => Voice::Reasoning,
             "progress" => Voice::Progress,
@@ -52,6 +50,10 @@ impl Voice {
             "model/end" => Voice::Model,
             "callback/open" | "callback/answer" => Voice::Interaction,
             "run.completed" | "run.failed" | "run.cancelled" => Voice::Terminal,
+            // SEMANTICS.md §6 names these families by prefix: session/*, tool/*, callback/*.
+            k if k.starts_with("session/") => Voice::Lifecycle,
+            k if k.starts_with("tool/") => Voice::Tool,
+            k if k.starts_with("callback/") => Voice::Interaction,
             _ => Voice::Unknown,
         }
     }
@@ -77,5 +79,21 @@ pub fn format_ts(micros: i64) -> String {
     match chrono::DateTime::from_timestamp_micros(micros) {
         Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
         None => micros.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn voices_by_type_and_family() {
+        assert_eq!(Voice::of("text/delta"), Voice::Assistant);
+        assert_eq!(Voice::of("run.failed"), Voice::Terminal);
+        assert_eq!(Voice::of("session/paused"), Voice::Lifecycle);
+        assert_eq!(Voice::of("tool/progress"), Voice::Tool);
+        assert_eq!(Voice::of("callback/expired"), Voice::Interaction);
+        assert_eq!(Voice::of("turn/paused"), Voice::Unknown);
+        assert_eq!(Voice::of("codex:token_count"), Voice::Unknown);
     }
 }

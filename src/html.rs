@@ -45,6 +45,17 @@ fn n(x: f64) -> String {
     }
 }
 
+/// An axis tick for people: `500`, `20k`, `1.5M` (ticks are scale marks, not figures).
+fn tick(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{}M", n(v / 1e6))
+    } else if v >= 1e4 {
+        format!("{}k", n(v / 1e3))
+    } else {
+        n(v)
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -66,8 +77,14 @@ const SEMANTIC: &[(&str, &[&str])] = &[
     ("bad", &["error", "failed", "protocol_error", "denied"]),
     ("warn", &["interrupted", "cancelled", "canceled"]),
     ("alt", &["max_tokens", "unknownoutcome"]),
-    ("info", &["paused_for_review", "blocked", "waiting", "turn_end"]),
-    ("none", &["unsettled", "running", "-", "open", "(no result)", "(none)"]),
+    (
+        "info",
+        &["paused_for_review", "blocked", "waiting", "turn_end"],
+    ),
+    (
+        "none",
+        &["unsettled", "running", "-", "open", "(no result)", "(none)"],
+    ),
 ];
 const PALETTE: &[&str] = &["p0", "p1", "p2", "p3", "p4", "p5"];
 
@@ -90,7 +107,9 @@ impl Colours {
             .map(|(c, _)| *c)
             .filter(|c| !used.contains(c));
         let c = semantic.unwrap_or_else(|| {
-            let start = key.bytes().fold(0usize, |h, b| h.wrapping_mul(31) + b as usize);
+            let start = key
+                .bytes()
+                .fold(0usize, |h, b| h.wrapping_mul(31) + b as usize);
             (0..PALETTE.len())
                 .map(|i| PALETTE[(start + i) % PALETTE.len()])
                 .find(|c| !used.contains(c))
@@ -129,7 +148,12 @@ fn nice_step(max: f64, ticks: f64) -> f64 {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
-    step.max(if max >= 1.0 { 1.0 } else { step })
+    // Counts have no fractional ticks.
+    if max >= 1.0 {
+        step.max(1.0)
+    } else {
+        step
+    }
 }
 
 fn svg_open(out: &mut String, w: f64, h: f64, label: &str) {
@@ -228,7 +252,7 @@ fn hbars(
             n(top - 2.0),
             n(axis_y),
             n(axis_y + 13.0),
-            n(t),
+            tick(t),
             x = n(x)
         );
         t += step;
@@ -341,11 +365,11 @@ fn simple_bars(
     labels: &[&str],
     value: &str,
     colour_by: &str,
+    colours: &mut Colours,
     keep: impl Fn(&[String]) -> bool,
 ) -> Option<String> {
     let li = cols(s, labels)?;
     let vi = cols(s, &[value, colour_by])?;
-    let mut colours = Colours::default();
     let rows: Vec<BarRow> = s
         .rows
         .iter()
@@ -422,43 +446,55 @@ fn grouped_bars(
     Some(hbars(title, &rows, &legend, max, unit))
 }
 
-/// Stacked columns over time: column 0 is the bucket, stacks keyed by status/finish reason.
-fn over_time(s: &Section, title: &str) -> Option<String> {
-    let idx = cols(s, &["status", "finish_reason", "intervals"])?;
-    if s.columns.is_empty() {
-        return None;
+/// The stack of an over-time row: the finish reason of a settled interval, else the status.
+fn outcome_key(status: &str, reason: &str) -> String {
+    match (status, reason) {
+        ("settled", "-") => "settled".to_string(),
+        ("settled", f) => f.to_string(),
+        (st, "-") => st.to_string(),
+        (st, f) => format!("{st} · {f}"),
     }
-    if s.rows.is_empty() {
-        return Some(empty_chart());
-    }
-    let key = |r: &[String]| {
-        let (status, reason) = (&r[idx[0]], &r[idx[1]]);
-        match (status.as_str(), reason.as_str()) {
-            ("settled", "-") => "settled".to_string(),
-            ("settled", f) => f.to_string(),
-            (st, "-") => st.to_string(),
-            (st, f) => format!("{st} · {f}"),
-        }
+}
+
+/// The stacks of the over-time chart in drawing order: settled finish reasons in first-seen
+/// order (the rows come most common first), then `(other)`, then the statuses.
+fn over_time_series(s: &Section) -> Vec<String> {
+    let Some(idx) = cols(s, &["status", "finish_reason"]) else {
+        return Vec::new();
     };
-    let mut buckets: Vec<&str> = Vec::new();
     let mut series: Vec<String> = Vec::new();
     for r in &s.rows {
-        if !buckets.contains(&r[0].as_str()) {
-            buckets.push(&r[0]);
-        }
-        let k = key(r);
+        let k = outcome_key(&r[idx[0]], &r[idx[1]]);
         if !series.contains(&k) {
             series.push(k);
         }
     }
-    // Settled finish reasons first, then the statuses without one, each in first-seen order.
     series.sort_by_key(|k| {
-        let bad = ["unsettled", "protocol_error"]
-            .iter()
-            .any(|st| k.starts_with(st));
-        usize::from(bad)
+        if k == "(other)" {
+            1
+        } else if k.starts_with("unsettled") || k.starts_with("protocol_error") {
+            2
+        } else {
+            0
+        }
     });
-    let mut colours = Colours::default();
+    series
+}
+
+/// Stacked columns over time: column 0 is the bucket, stacks keyed by [`outcome_key`].
+fn over_time(s: &Section, title: &str, colours: &mut Colours) -> Option<String> {
+    let idx = cols(s, &["status", "finish_reason", "intervals"])?;
+    if s.rows.is_empty() {
+        return Some(empty_chart());
+    }
+    let key = |r: &[String]| outcome_key(&r[idx[0]], &r[idx[1]]);
+    let mut buckets: Vec<&str> = Vec::new();
+    for r in &s.rows {
+        if !buckets.contains(&r[0].as_str()) {
+            buckets.push(&r[0]);
+        }
+    }
+    let series = over_time_series(s);
     let legend_items: Vec<(String, &'static str)> =
         series.iter().map(|k| (k.clone(), colours.of(k))).collect();
     // Stack heights per bucket are only for the scale; the figures are the section's cells.
@@ -471,7 +507,7 @@ fn over_time(s: &Section, title: &str) -> Option<String> {
     let top_tick = (vmax / step).ceil().max(1.0) * step;
 
     let mut out = String::new();
-    let x0 = 10.0 + n(top_tick).len() as f64 * CHAR_W;
+    let x0 = 10.0 + tick(top_tick).len() as f64 * CHAR_W;
     let mut probe = String::new();
     let legend_h = legend(&mut probe, &legend_items, 0.0, x0) + 6.0;
     let plot_top = legend_h + 6.0;
@@ -496,7 +532,7 @@ fn over_time(s: &Section, title: &str) -> Option<String> {
             n(CHART_W - 10.0),
             n(x0 - 4.0),
             n(y(t) + 4.0),
-            n(t),
+            tick(t),
             yy = n(y(t))
         );
         t += step;
@@ -551,7 +587,8 @@ fn empty_chart() -> String {
 }
 
 /// The charts of a section: (chart id, caption, svg). Sections without a chart spec get none.
-fn charts(s: &Section) -> Vec<(&'static str, String, String)> {
+/// `outcomes` colours finish reasons alike in the finish-reason and over-time charts.
+fn charts(s: &Section, outcomes: &mut Colours) -> Vec<(&'static str, String, String)> {
     let mut out = Vec::new();
     let mut add = |id: &'static str, caption: &str, svg: Option<String>| {
         if let Some(svg) = svg {
@@ -568,23 +605,40 @@ fn charts(s: &Section) -> Vec<(&'static str, String, String)> {
                 &["finish_reason"],
                 "intervals",
                 "finish_reason",
+                outcomes,
                 |r| cols(s, &["status"]).is_some_and(|i| r[i[0]] == "settled"),
             ),
         ),
         "interval_status" => add(
             "interval_status",
             "Intervals by status",
-            simple_bars(s, "Intervals by status", &["status"], "intervals", "status", |_| true),
+            simple_bars(
+                s,
+                "Intervals by status",
+                &["status"],
+                "intervals",
+                "status",
+                &mut Colours::default(),
+                |_| true,
+            ),
         ),
         "finish_reasons_over_time" => add(
             "finish_reasons_over_time",
             "Intervals per bucket, stacked by finish reason (settled) or status",
-            over_time(s, "Finish reasons over time"),
+            over_time(s, "Finish reasons over time", outcomes),
         ),
         "turn_states" => add(
             "turn_states",
             "Turns by state and detail, coloured by state",
-            simple_bars(s, "Turn states", &["state", "detail"], "turns", "state", |_| true),
+            simple_bars(
+                s,
+                "Turn states",
+                &["state", "detail"],
+                "turns",
+                "state",
+                &mut Colours::default(),
+                |_| true,
+            ),
         ),
         "error_codes" => {
             add(
@@ -630,13 +684,22 @@ fn charts(s: &Section) -> Vec<(&'static str, String, String)> {
                 &["settle", "output_status", "wait_for"],
                 "attempts",
                 "settle",
+                &mut Colours::default(),
                 |_| true,
             ),
         ),
         "tool_calls" => add(
             "tool_calls",
             "Tool calls by outcome",
-            simple_bars(s, "Tool-call outcomes", &["status"], "calls", "status", |_| true),
+            simple_bars(
+                s,
+                "Tool-call outcomes",
+                &["status"],
+                "calls",
+                "status",
+                &mut Colours::default(),
+                |_| true,
+            ),
         ),
         "callbacks" => add(
             "callbacks",
@@ -647,6 +710,7 @@ fn charts(s: &Section) -> Vec<(&'static str, String, String)> {
                 &["kind", "closed_by"],
                 "callbacks",
                 "closed_by",
+                &mut Colours::default(),
                 |_| true,
             ),
         ),
@@ -671,25 +735,6 @@ fn charts(s: &Section) -> Vec<(&'static str, String, String)> {
     out
 }
 
-/// Whether a section's table is too wide to sit beside its chart (about 560 px are left).
-fn wide(s: &Section) -> bool {
-    let chars: usize = s
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            s.rows
-                .iter()
-                .map(|r| r.get(i).map_or(0, |v| v.chars().count()))
-                .chain([c.chars().count()])
-                .max()
-                .unwrap_or(0)
-                + 3
-        })
-        .sum();
-    chars as f64 * 7.5 > 540.0
-}
-
 fn table(out: &mut String, s: &Section) {
     if s.rows.is_empty() {
         let _ = write!(
@@ -705,8 +750,20 @@ fn table(out: &mut String, s: &Section) {
         r#"<div class="tablewrap"><table data-table="{}"><thead><tr>"#,
         escape(&s.id)
     );
-    for c in &s.columns {
-        let _ = write!(out, "<th>{}</th>", escape(c));
+    // A column of numbers (and `-`) is right-aligned, header included.
+    let numeric: Vec<bool> = (0..s.columns.len())
+        .map(|i| {
+            let cells = || s.rows.iter().filter_map(|r| r.get(i));
+            cells().any(|v| is_numeric(v)) && cells().all(|v| is_numeric(v) || v == "-")
+        })
+        .collect();
+    for (c, &num) in s.columns.iter().zip(&numeric) {
+        let _ = write!(
+            out,
+            "<th{}>{}</th>",
+            if num { r#" class="num""# } else { "" },
+            escape(c)
+        );
     }
     out.push_str("</tr></thead><tbody>");
     for r in &s.rows {
@@ -716,11 +773,15 @@ fn table(out: &mut String, s: &Section) {
         } else {
             "<tr>"
         });
-        for v in r {
+        for (i, v) in r.iter().enumerate() {
             let _ = write!(
                 out,
                 r#"<td{}>{}</td>"#,
-                if is_numeric(v) { r#" class="num""# } else { "" },
+                if numeric.get(i).copied().unwrap_or(false) {
+                    r#" class="num""#
+                } else {
+                    ""
+                },
                 escape(v)
             );
         }
@@ -793,12 +854,12 @@ fn header(out: &mut String, r: &Report) {
 const LIGHT: &str = "--bg:#f6f7f9;--card:#fff;--fg:#1c1e21;--muted:#5d636b;--border:#e2e5e9;\
 --grid:#e6e8eb;--axis:#9aa0a6;--flag:#c62828;--flagbg:#fdecea;\
 --ok:#2e7d32;--bad:#c62828;--warn:#e56b00;--alt:#7b1fa2;--info:#1565c0;--none:#a3a8ae;\
---p0:#00838f;--p1:#ad1457;--p2:#b08900;--p3:#6d4c41;--p4:#558b2f;--p5:#3949ab;\
+--p0:#00838f;--p1:#ad1457;--p2:#b08900;--p3:#6d4c41;--p4:#455a64;--p5:#3949ab;\
 --s-total:#9fb3c2;--s-rec:#1565c0;--s-exp:#26a69a;";
 const DARK: &str = "--bg:#111315;--card:#1a1d21;--fg:#e6e8eb;--muted:#a0a6ad;--border:#2c3137;\
 --grid:#2a2f35;--axis:#6b727a;--flag:#ff6b6b;--flagbg:#3a1f22;\
 --ok:#66bb6a;--bad:#ef5350;--warn:#ffa040;--alt:#ce93d8;--info:#64b5f6;--none:#7d848c;\
---p0:#4dd0e1;--p1:#f06292;--p2:#ffd54f;--p3:#bcaaa4;--p4:#aed581;--p5:#9fa8da;\
+--p0:#4dd0e1;--p1:#f06292;--p2:#ffd54f;--p3:#bcaaa4;--p4:#b0bec5;--p5:#9fa8da;\
 --s-total:#56697a;--s-rec:#64b5f6;--s-exp:#4db6ac;";
 
 fn style() -> String {
@@ -826,21 +887,19 @@ nav{{margin:16px 0 4px;font-size:13px;display:flex;flex-wrap:wrap;gap:4px 14px}}
 nav a{{color:var(--info);text-decoration:none}}nav a:hover{{text-decoration:underline}}\
 .card{{background:var(--card);border:1px solid var(--border);border-radius:10px;padding:16px 20px;margin:16px 0;break-inside:avoid}}\
 .note{{color:var(--muted);font-size:13px;margin:0 0 12px}}\
-.pair{{display:grid;grid-template-columns:minmax(0,560px) minmax(0,1fr);gap:16px 28px;align-items:start}}\
-.pair.wide{{grid-template-columns:minmax(0,1fr)}}\
-@media (max-width:960px){{.pair{{grid-template-columns:minmax(0,1fr)}}}}\
-.charts{{display:grid;gap:14px}}\
-.pair.wide .charts{{grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr))}}\
+.pair{{display:flex;flex-wrap:wrap;gap:16px 28px;align-items:flex-start}}\
+.charts{{flex:0 1 560px;min-width:0;display:grid;gap:14px}}\
+.charts.multi{{flex-basis:100%;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr))}}\
 figure{{margin:0}}figcaption{{color:var(--muted);font-size:12px;margin:0 0 6px}}\
 svg{{display:block;max-width:100%;height:auto;font-size:12px;font-family:inherit}}\
 svg .t{{fill:var(--fg)}}svg .m{{fill:var(--muted);font-size:11px}}svg .v{{fill:var(--fg);font-size:11px;font-variant-numeric:tabular-nums}}\
 svg .flag{{fill:var(--flag);font-weight:600}}svg .grid{{stroke:var(--grid)}}svg .axis{{stroke:var(--axis)}}\
 svg .mismatch{{stroke:var(--flag);stroke-width:2}}svg .seg{{stroke:var(--card);stroke-width:1}}\
 {fills}\
-.tablewrap{{overflow-x:auto}}\
+.tablewrap{{flex:1 1 auto;min-width:0;max-width:100%;overflow-x:auto}}\
 table{{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}}\
 th,td{{padding:3px 10px;border-bottom:1px solid var(--border);text-align:left;white-space:nowrap}}\
-th{{color:var(--muted);font-weight:600;font-size:12px}}td.num{{text-align:right}}\
+th{{color:var(--muted);font-weight:600;font-size:12px}}.num{{text-align:right}}\
 tr.flagged td{{background:var(--flagbg);color:var(--flag)}}\
 .empty{{color:var(--muted);font-style:italic}}\
 footer{{color:var(--muted);font-size:12px;margin-top:24px}}\
@@ -848,7 +907,6 @@ footer{{color:var(--muted);font-size:12px;margin-top:24px}}\
 *{{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\
 body{{font-size:10pt}}main{{max-width:none;padding:0}}nav{{display:none}}\
 .card{{border:1px solid #ccc;border-radius:0;padding:8px 10px;margin:8px 0;break-inside:avoid;page-break-inside:avoid}}\
-.pair{{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}}.pair.wide{{grid-template-columns:minmax(0,1fr)}}\
 .tablewrap{{overflow:visible}}th,td{{padding:1px 6px}}}}"
     )
 }
@@ -875,6 +933,18 @@ pub fn render_html(r: &Report) -> String {
         );
     }
     out.push_str("</nav>");
+    // Finish reasons get the same colour in every chart; the over-time stacks pick first so
+    // that they are told apart.
+    let mut outcomes = Colours::default();
+    if let Some(s) = r
+        .sections
+        .iter()
+        .find(|s| s.id == "finish_reasons_over_time")
+    {
+        for k in over_time_series(s) {
+            outcomes.of(&k);
+        }
+    }
     for s in &r.sections {
         let _ = write!(
             out,
@@ -883,18 +953,14 @@ pub fn render_html(r: &Report) -> String {
             escape(&s.note),
             id = escape(&s.id)
         );
-        let figs = charts(s);
-        let _ = write!(
-            out,
-            r#"<div class="pair{}">"#,
-            if wide(s) || figs.len() > 1 {
-                " wide"
-            } else {
-                ""
-            }
-        );
+        let figs = charts(s, &mut outcomes);
+        out.push_str(r#"<div class="pair">"#);
         if !figs.is_empty() {
-            out.push_str(r#"<div class="charts">"#);
+            out.push_str(if figs.len() > 1 {
+                r#"<div class="charts multi">"#
+            } else {
+                r#"<div class="charts">"#
+            });
             for (id, caption, svg) in figs {
                 let _ = write!(
                     out,
@@ -907,9 +973,9 @@ pub fn render_html(r: &Report) -> String {
         table(&mut out, s);
         out.push_str("</div></section>");
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<footer>runlog {} — the charts draw the rows of the tables beside them, the same figures as <code>runlog report</code>.</footer></main></body></html>\n",
+        "<footer>runlog {} — the charts draw the rows of the tables beside them, the same figures as <code>runlog report</code>.</footer></main></body></html>",
         escape(env!("CARGO_PKG_VERSION"))
     );
     out

@@ -79,7 +79,10 @@ impl Loaded {
     }
 
     /// The named tables as record batches.
-    pub fn some_batches(&self, tables: &[&'static str]) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    pub fn some_batches(
+        &self,
+        tables: &[&'static str],
+    ) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
         store::some_batches(&self.ingested, &self.derived, tables)
     }
 }

@@ -184,7 +184,11 @@ pub fn human_span(us: i64) -> String {
     } else if s < 3600.0 {
         format!("{} min {} s", (s / 60.0) as i64, (s % 60.0) as i64)
     } else if s < 2.0 * 86_400.0 {
-        format!("{} h {} min", (s / 3600.0) as i64, ((s % 3600.0) / 60.0) as i64)
+        format!(
+            "{} h {} min",
+            (s / 3600.0) as i64,
+            ((s % 3600.0) / 60.0) as i64
+        )
     } else {
         format!("{:.1} days", s / 86_400.0)
     }

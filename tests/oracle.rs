@@ -407,14 +407,28 @@ fn check_against_oracle(what: &str, ing: &Ingested, report: &mut Report) {
 fn oracle_agrees_on_generated_agents() {
     let start = Instant::now();
     let mut report = Report::default();
-    let inputs: Vec<(&str, Vec<String>)> = vec![
-        ("runlog::gen", gen_lines(11, 1500, 0.0)),
-        ("runlog::gen with anomalies", gen_lines(12, 500, 0.2)),
-        ("randgen", random_lines(21, 1500, false)),
-        ("randgen with anomalies", random_lines(22, 500, true)),
+    // The whole stream as `runlog gen` writes it.
+    let mut gen_stream = Vec::new();
+    let opts = runlog::gen::GenOptions {
+        agents: 1500,
+        seed: 11,
+        ..Default::default()
+    };
+    runlog::gen::write_to(&opts, &mut gen_stream).expect("gen writes");
+    let inputs: Vec<(&str, Vec<u8>)> = vec![
+        ("runlog::gen", gen_stream),
+        (
+            "runlog::gen with anomalies",
+            join_lines(&gen_lines(12, 500, 0.2)),
+        ),
+        ("randgen", join_lines(&random_lines(21, 1500, false))),
+        (
+            "randgen with anomalies",
+            join_lines(&random_lines(22, 500, true)),
+        ),
     ];
-    for (what, lines) in &inputs {
-        let ing = ingest(&[join_lines(lines)]);
+    for (what, bytes) in inputs {
+        let ing = ingest(&[bytes]);
         assert!(!ing.agents.is_empty(), "{what}: no agents");
         let t = ing.totals();
         let sizes: Vec<usize> = ing.agents.iter().map(|a| a.events.len()).collect();
@@ -437,11 +451,22 @@ fn oracle_agrees_on_generated_agents() {
 // ---------------------------------------------------------------------------------------
 // 2. File order and line order do not matter
 
-/// An agent's events without where they were read from.
-fn placeless(ing: &Ingested) -> Vec<(String, Vec<Value>)> {
+/// An agent's events without where they were read from (`file`, `line`).
+fn placeless(ing: &Ingested) -> Vec<(String, Vec<Event>)> {
     ing.agents
         .iter()
-        .map(|a| (a.root.clone(), a.events.iter().map(event_value).collect()))
+        .map(|a| {
+            let events = a
+                .events
+                .iter()
+                .map(|e| Event {
+                    file: 0,
+                    line: 0,
+                    ..e.clone()
+                })
+                .collect();
+            (a.root.clone(), events)
+        })
         .collect()
 }
 
@@ -548,11 +573,11 @@ fn check_replay(
     let agents: Vec<_> = ing
         .agents
         .iter()
-        .filter(|a| (5..=max_events).contains(&a.events.len()))
+        .filter(|a| a.events.len() <= max_events)
         .take(max_agents)
         .collect();
     eprintln!(
-        "{what}: replaying {} agents ({} events) at every cursor",
+        "{what}: replaying {} agent(s) ({} events) at every cursor",
         agents.len(),
         agents.iter().map(|a| a.events.len()).sum::<usize>()
     );
@@ -613,9 +638,372 @@ fn replay_at_every_cursor_matches_cut_log() {
     let start = Instant::now();
     let mut report = Report::default();
     let gen = ingest(&[join_lines(&gen_lines(41, 60, 0.0))]);
-    check_replay("runlog::gen", &gen, 6, 150, &mut report);
-    let rand = ingest(&[join_lines(&random_lines(42, 24, false))]);
-    check_replay("randgen", &rand, 24, 80, &mut report);
+    check_replay("runlog::gen", &gen, 12, 300, &mut report);
+    let rand = ingest(&[join_lines(&random_lines(42, 60, false))]);
+    check_replay("randgen", &rand, 40, 150, &mut report);
     report.finish("replay_at_every_cursor_matches_cut_log");
     eprintln!("took {:.1?}", start.elapsed());
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Hand-written corner cases, each checked against the oracle
+
+/// One event line: `(seq, session, turn, type, data)` of root "edge".
+fn edge_line(seq: u64, session: &str, turn: Option<&str>, typ: &str, data: Value) -> String {
+    let session = if session == "R" { "edge" } else { session };
+    json!({
+        "seq": seq,
+        "ts": format!("2026-11-03T10:00:{:02}.000Z", seq % 60),
+        "root": "edge",
+        "session": session,
+        "turn": turn,
+        "type": typ,
+        "data": data,
+    })
+    .to_string()
+}
+
+type Edge = (u64, &'static str, Option<&'static str>, &'static str, Value);
+
+fn edge_cases() -> Vec<(&'static str, Vec<Edge>)> {
+    vec![
+        (
+            "the last event of an unsettled attempt settles another attempt",
+            vec![
+                (
+                    1,
+                    "R",
+                    None,
+                    "run.started",
+                    json!({"run_id": "a", "attempt": 1}),
+                ),
+                (
+                    2,
+                    "R",
+                    None,
+                    "run.started",
+                    json!({"run_id": "b", "attempt": 1}),
+                ),
+                (3, "R", None, "text/delta", json!({"text": "hi"})),
+                (
+                    4,
+                    "R",
+                    None,
+                    "run.completed",
+                    json!({"run_id": "a", "attempt": 1, "output": {"status": "COMPLETED"}}),
+                ),
+            ],
+        ),
+        (
+            "only the last root turn end decides: a malformed one after a good one",
+            vec![
+                (
+                    1,
+                    "R",
+                    None,
+                    "inbox/receipt",
+                    json!({"message_id": "m1", "kind": "prompt"}),
+                ),
+                (2, "R", Some("t1"), "turn/start", json!({})),
+                (
+                    3,
+                    "R",
+                    Some("t1"),
+                    "turn/end",
+                    json!({"reason": {"kind": "completed"}}),
+                ),
+                (4, "R", Some("t2"), "turn/start", json!({})),
+                (
+                    5,
+                    "R",
+                    Some("t2"),
+                    "turn/end",
+                    json!({"reason": {"kind": 3}}),
+                ),
+                (6, "R", None, "agent/idle", json!({})),
+                (
+                    7,
+                    "R",
+                    None,
+                    "inbox/receipt",
+                    json!({"message_id": "m2", "kind": "prompt"}),
+                ),
+                (
+                    8,
+                    "R",
+                    Some("t3"),
+                    "turn/end",
+                    json!({"reason": "completed"}),
+                ),
+            ],
+        ),
+        (
+            "a root turn end naming no turn, and a subagent's end after it",
+            vec![
+                (
+                    1,
+                    "R",
+                    None,
+                    "inbox/receipt",
+                    json!({"message_id": "m1", "kind": "prompt"}),
+                ),
+                (
+                    2,
+                    "R",
+                    None,
+                    "turn/end",
+                    json!({"reason": {"kind": "max_tokens"}}),
+                ),
+                (
+                    3,
+                    "s1",
+                    Some("x"),
+                    "turn/end",
+                    json!({"reason": {"kind": "failed"}}),
+                ),
+                (5, "R", None, "agent/idle", json!({})),
+                (6, "R", None, "agent/idle", json!({})),
+            ],
+        ),
+        (
+            "a grandchild's callback blocks the turn that spawned its parent",
+            vec![
+                (1, "R", Some("t1"), "turn/start", json!({})),
+                (
+                    2,
+                    "s1",
+                    None,
+                    "session/start",
+                    json!({"parent": "edge", "parent_turn": "t1"}),
+                ),
+                (3, "s2", None, "session/start", json!({"parent": "s1"})),
+                (
+                    4,
+                    "s2",
+                    Some("u1"),
+                    "callback/open",
+                    json!({"callback_id": "c1", "kind": "approval", "title": "Allow?"}),
+                ),
+                (
+                    5,
+                    "s2",
+                    None,
+                    "callback/open",
+                    json!({"callback_id": "c2", "kind": "sign_in"}),
+                ),
+                (
+                    6,
+                    "s2",
+                    Some("u1"),
+                    "callback/answer",
+                    json!({"callback_id": "c1"}),
+                ),
+            ],
+        ),
+        (
+            "a session/start names its spawning turn before that turn's first event",
+            vec![
+                (
+                    1,
+                    "s1",
+                    None,
+                    "session/start",
+                    json!({"parent": "edge", "parent_turn": "t1"}),
+                ),
+                (
+                    2,
+                    "s1",
+                    Some("u1"),
+                    "callback/open",
+                    json!({"callback_id": "c1", "kind": "approval"}),
+                ),
+                (3, "R", Some("t1"), "turn/start", json!({})),
+                (4, "R", Some("t1"), "text/delta", json!({"text": "waiting"})),
+            ],
+        ),
+        (
+            "a callback opened before its session's session/start",
+            vec![
+                (1, "R", Some("t1"), "turn/start", json!({})),
+                (
+                    2,
+                    "s1",
+                    Some("u1"),
+                    "callback/open",
+                    json!({"callback_id": "c1", "kind": "approval"}),
+                ),
+                (
+                    3,
+                    "s1",
+                    None,
+                    "session/start",
+                    json!({"parent": "edge", "parent_turn": "t1"}),
+                ),
+            ],
+        ),
+        (
+            "callback ids reused: an answer closes the earliest open one",
+            vec![
+                (1, "R", Some("t1"), "turn/start", json!({})),
+                (
+                    2,
+                    "R",
+                    Some("t1"),
+                    "callback/open",
+                    json!({"callback_id": "c", "kind": "approval"}),
+                ),
+                (
+                    3,
+                    "R",
+                    Some("t1"),
+                    "callback/open",
+                    json!({"callback_id": "c", "kind": "approval"}),
+                ),
+                (
+                    4,
+                    "R",
+                    Some("t1"),
+                    "callback/answer",
+                    json!({"callback_id": "c"}),
+                ),
+                (5, "R", Some("t2"), "turn/start", json!({})),
+                (
+                    6,
+                    "R",
+                    Some("t2"),
+                    "callback/open",
+                    json!({"callback_id": "d", "kind": "quiz"}),
+                ),
+                (
+                    7,
+                    "R",
+                    Some("t2"),
+                    "turn/end",
+                    json!({"reason": {"kind": "completed"}}),
+                ),
+                (
+                    8,
+                    "R",
+                    Some("t2"),
+                    "callback/answer",
+                    json!({"callback_id": "d"}),
+                ),
+            ],
+        ),
+        (
+            "a model error after its turn ended Completed, and one before",
+            vec![
+                (1, "R", Some("t1"), "turn/start", json!({})),
+                (
+                    2,
+                    "R",
+                    Some("t1"),
+                    "model/end",
+                    json!({"error": {"code": "completion_unavailable", "message": "503", "retryable": true, "details": {"http_status": 503}}}),
+                ),
+                (
+                    3,
+                    "R",
+                    Some("t1"),
+                    "model/end",
+                    json!({"usage": {"input_tokens": 10, "output_tokens": 2}}),
+                ),
+                (
+                    4,
+                    "R",
+                    Some("t1"),
+                    "turn/end",
+                    json!({"reason": {"kind": "end_turn"}, "text": "ok"}),
+                ),
+                (
+                    5,
+                    "R",
+                    Some("t1"),
+                    "model/end",
+                    json!({"error": {"code": "completion_rate_limited", "message": "429", "details": {"http_status": 503}}}),
+                ),
+            ],
+        ),
+        (
+            "an interrupted turn whose session was cancelled while it ran; deltas after its end",
+            vec![
+                (
+                    1,
+                    "s1",
+                    None,
+                    "session/start",
+                    json!({"parent": "edge", "parent_turn": null}),
+                ),
+                (2, "s1", Some("u1"), "turn/start", json!({})),
+                (3, "s1", Some("u1"), "text/delta", json!({"text": "half"})),
+                (4, "s1", None, "session/end", json!({"status": "cancelled"})),
+                (
+                    5,
+                    "s1",
+                    Some("u1"),
+                    "turn/end",
+                    json!({"reason": {"kind": "interrupted"}}),
+                ),
+                (
+                    6,
+                    "s1",
+                    Some("u1"),
+                    "text/delta",
+                    json!({"text": " and more"}),
+                ),
+                (7, "s1", Some("u2"), "turn/start", json!({})),
+                (
+                    8,
+                    "s1",
+                    Some("u2"),
+                    "turn/end",
+                    json!({"reason": {"kind": "replaced", "reason": {"kind": "steer"}}}),
+                ),
+            ],
+        ),
+        (
+            "seq gaps inside and at the bounds of an interval, and outside it",
+            vec![
+                (1, "R", None, "session/start", json!({"parent": null})),
+                (
+                    3,
+                    "R",
+                    None,
+                    "inbox/receipt",
+                    json!({"message_id": "m1", "kind": "prompt"}),
+                ),
+                (5, "R", Some("t1"), "turn/start", json!({})),
+                (
+                    6,
+                    "R",
+                    Some("t1"),
+                    "turn/end",
+                    json!({"reason": {"kind": "completed"}}),
+                ),
+                (9, "R", None, "agent/idle", json!({})),
+                (
+                    12,
+                    "R",
+                    None,
+                    "log",
+                    json!({"level": "info", "message": "bye"}),
+                ),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn oracle_agrees_on_edge_cases() {
+    let mut report = Report::default();
+    for (name, events) in edge_cases() {
+        let lines: Vec<String> = events
+            .into_iter()
+            .map(|(seq, s, t, typ, d)| edge_line(seq, s, t, typ, d))
+            .collect();
+        let ing = ingest(&[join_lines(&lines)]);
+        check_against_oracle(name, &ing, &mut report);
+        check_replay(name, &ing, 1, usize::MAX, &mut report);
+    }
+    report.finish("oracle_agrees_on_edge_cases");
 }

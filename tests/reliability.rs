@@ -253,30 +253,64 @@ fn two_ingests_at_once_never_mix_the_warehouse() {
     let wh = dir.path().join("wh");
     for _ in 0..3 {
         let ca = Command::new(env!("CARGO_BIN_EXE_runlog"))
-            .args(["ingest", a.to_str().unwrap(), "-w", wh.to_str().unwrap(), "-q"])
+            .args([
+                "ingest",
+                a.to_str().unwrap(),
+                "-w",
+                wh.to_str().unwrap(),
+                "-q",
+            ])
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let cb = Command::new(env!("CARGO_BIN_EXE_runlog"))
-            .args(["ingest", b.to_str().unwrap(), "-w", wh.to_str().unwrap(), "-q"])
+            .args([
+                "ingest",
+                b.to_str().unwrap(),
+                "-w",
+                wh.to_str().unwrap(),
+                "-q",
+            ])
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let (oa, ob) = (ca.wait_with_output().unwrap(), cb.wait_with_output().unwrap());
+        let (oa, ob) = (
+            ca.wait_with_output().unwrap(),
+            cb.wait_with_output().unwrap(),
+        );
         for o in [&oa, &ob] {
             if !o.status.success() {
                 let e = String::from_utf8_lossy(&o.stderr);
-                assert!(e.contains("another ingest"), "a refused ingest says why: {e}");
+                assert!(
+                    e.contains("another ingest"),
+                    "a refused ingest says why: {e}"
+                );
             }
         }
         assert!(oa.status.success() || ob.status.success());
         let n = count_events(&wh).expect("readable");
-        assert!(n == 30_000 || n == 10_000, "the warehouse holds one whole ingest, not a mix: {n}");
+        assert!(
+            n == 30_000 || n == 10_000,
+            "the warehouse holds one whole ingest, not a mix: {n}"
+        );
         let agents = Command::new(env!("CARGO_BIN_EXE_runlog"))
-            .args(["query", "-w", wh.to_str().unwrap(), "SELECT sum(events) AS n FROM agents", "-f", "csv"])
+            .args([
+                "query",
+                "-w",
+                wh.to_str().unwrap(),
+                "SELECT sum(events) AS n FROM agents",
+                "-f",
+                "csv",
+            ])
             .output()
             .unwrap();
-        let m: i64 = String::from_utf8_lossy(&agents.stdout).lines().nth(1).unwrap().trim().parse().unwrap();
+        let m: i64 = String::from_utf8_lossy(&agents.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         assert_eq!(m, n, "every table is from the same ingest");
     }
 }

@@ -296,8 +296,7 @@ impl Oracle {
             }
             let last_root_end = inside
                 .iter()
-                .filter(|e| typ(e) == "turn/end" && session(e) == self.root)
-                .last();
+                .rfind(|e| typ(e) == "turn/end" && session(e) == self.root);
             let (status, finish_reason, protocol_error) = if close.is_none() {
                 ("unsettled", None, None)
             } else {
@@ -457,8 +456,7 @@ impl Oracle {
                 if self.first_end(session(e), t).map(seq) != Some(seq(e)) {
                     continue;
                 }
-                for j in 0..i {
-                    let cb = &evs[j];
+                for (j, cb) in evs.iter().enumerate().take(i) {
                     if still_open(j, &closed) && session(cb) == session(e) && turn(cb) == Some(t) {
                         closed.insert(j, (seq(e), "turn_end"));
                     }

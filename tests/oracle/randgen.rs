@@ -261,7 +261,10 @@ impl Sim {
                 match self.rng.below(8) {
                     0 | 1 => {}
                     2 => {
-                        let odd = self.rng.pick(&[json!("503"), json!(503.0), json!(429.5)]).clone();
+                        let odd = self
+                            .rng
+                            .pick(&[json!("503"), json!(503.0), json!(429.5)])
+                            .clone();
                         d.insert("http_status".into(), odd);
                     }
                     _ => {
@@ -343,11 +346,10 @@ impl Sim {
                 }
                 _ => {}
             }
-            if self.rng.chance(0.5) || matches!(kind, "error" | "failed" | "FAILED") {
-                if self.rng.chance(0.9) {
-                    let e = self.error();
-                    reason.insert("error".into(), e);
-                }
+            let wants_error = self.rng.chance(0.5) || matches!(kind, "error" | "failed" | "FAILED");
+            if wants_error && self.rng.chance(0.9) {
+                let e = self.error();
+                reason.insert("error".into(), e);
             }
             d.insert("reason".into(), Value::Object(reason));
         }
@@ -603,7 +605,12 @@ impl Sim {
                     self.all_turns.push((id.clone(), t.clone()));
                     let cb = self.id("cb");
                     self.callback_ids.push(cb.clone());
-                    self.emit(&id, Some(&t), "callback/open", json!({"callback_id": cb, "kind": "approval"}));
+                    self.emit(
+                        &id,
+                        Some(&t),
+                        "callback/open",
+                        json!({"callback_id": cb, "kind": "approval"}),
+                    );
                 }
                 self.sessions.push(Session {
                     id: id.clone(),
