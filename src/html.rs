@@ -537,6 +537,7 @@ fn over_time(s: &Section, title: &str, colours: &mut Colours) -> Option<String> 
         );
         t += step;
     }
+    let mut last_label_end = f64::NEG_INFINITY;
     for (bi, b) in buckets.iter().enumerate() {
         let cx = x0 + slot * (bi as f64 + 0.5);
         let mut acc = 0.0;
@@ -562,14 +563,18 @@ fn over_time(s: &Section, title: &str, colours: &mut Colours) -> Option<String> 
                 acc += v;
             }
         }
-        if bi % every == 0 {
+        // A label stays inside the chart and clear of the one before it.
+        let half = b.chars().count() as f64 * CHAR_W * 0.95 / 2.0;
+        let lx = cx.clamp(half, CHART_W - half);
+        if bi % every == 0 && lx - half >= last_label_end + 6.0 {
             let _ = write!(
                 out,
                 r#"<text x="{}" y="{}" class="m" text-anchor="middle">{}</text>"#,
-                n(cx),
+                n(lx),
                 n(base + 15.0),
                 escape(b)
             );
+            last_label_end = lx + half;
         }
     }
     let _ = write!(
