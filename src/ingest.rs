@@ -312,27 +312,25 @@ pub fn read_stream<R: Read>(
     };
     let mut out = FileRead::default();
     out.summary.file = name.to_string();
-    let bytes;
-    match compression {
+    out.summary.bytes = match compression {
         "gzip" => {
             let mut r =
                 BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(counting));
             read_lines(file_idx, name, &mut r, opts, &mut out, compression);
-            bytes = r.get_ref().get_ref().get_ref().count;
+            r.get_ref().get_ref().get_ref().count
         }
         "zstd" => {
             let dec = zstd::stream::read::Decoder::with_buffer(counting)
                 .map_err(|e| Error::io(name, e))?;
             let mut r = BufReader::with_capacity(1 << 16, dec);
             read_lines(file_idx, name, &mut r, opts, &mut out, compression);
-            bytes = r.get_ref().get_ref().get_ref().count;
+            r.get_ref().get_ref().get_ref().count
         }
         _ => {
             read_lines(file_idx, name, &mut counting, opts, &mut out, compression);
-            bytes = counting.get_ref().count;
+            counting.get_ref().count
         }
-    }
-    out.summary.bytes = bytes;
+    };
     Ok(out)
 }
 
@@ -735,10 +733,12 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
         }
     }
     let names: Vec<String> = files.iter().map(|f| f.file.clone()).collect();
-    let mut agents: Vec<(Agent, Vec<(u32, Reject)>, Vec<u32>)> = by_root
+    // Per agent: its kept events, its conflicts (with the file index), its duplicates' files.
+    type Resolved = (Agent, Vec<(u32, Reject)>, Vec<u32>);
+    let mut agents: Vec<Resolved> = by_root
         .into_par_iter()
         .map(|(root, mut evs)| {
-            evs.sort_unstable_by(|a, b| (a.seq, a.file, a.line).cmp(&(b.seq, b.file, b.line)));
+            evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
             let mut kept: Vec<Event> = Vec::with_capacity(evs.len());
             let mut rej = Vec::new();
             let mut dups = Vec::new();
