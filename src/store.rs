@@ -18,6 +18,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -41,6 +42,8 @@ pub const TABLES: &[&str] = &[
 
 /// Rows per record batch of the `events` table.
 pub const EVENTS_BATCH_ROWS: usize = 64 * 1024;
+/// Rows per Parquet file of a table: big tables become several files, written in parallel.
+pub const PART_ROWS: usize = 256 * 1024;
 
 fn ts_type() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
@@ -611,14 +614,27 @@ pub fn write_warehouse(
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let _lock = WarehouseLock::acquire(dir)?;
     let id = new_ingest_id();
-    let mut files = BTreeMap::new();
+    // Each table is cut into parts of at most PART_ROWS rows; all parts are written in parallel.
+    let mut jobs: Vec<(&'static str, String, &[RecordBatch])> = Vec::new();
+    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (&table, batches) in tables {
         let tdir = dir.join(table);
         fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
-        let rel = format!("{table}/part-{id}.parquet");
-        write_parquet(&dir.join(&rel), table, batches)?;
-        files.insert(table.to_string(), vec![rel]);
+        let per_part = (PART_ROWS / EVENTS_BATCH_ROWS).max(1);
+        let chunks: Vec<&[RecordBatch]> = if batches.is_empty() {
+            vec![&batches[..]]
+        } else {
+            batches.chunks(per_part).collect()
+        };
+        for (n, chunk) in chunks.into_iter().enumerate() {
+            let rel = format!("{table}/part-{id}-{n:05}.parquet");
+            files.entry(table.to_string()).or_default().push(rel.clone());
+            jobs.push((table, rel, chunk));
+        }
     }
+    jobs.par_iter()
+        .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), table, chunk))
+        .collect::<Result<Vec<()>>>()?;
     let manifest = Manifest {
         format: MANIFEST_FORMAT.into(),
         ingest_id: id.clone(),
