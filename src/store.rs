@@ -233,10 +233,15 @@ fn batch(table: &str, cols: Vec<ArrayRef>) -> Result<RecordBatch> {
 
 /// The `events` table of an ingest, in (root, seq) order, in batches.
 pub fn events_batches(ing: &Ingested) -> Result<Vec<RecordBatch>> {
+    events_batches_sized(ing, EVENTS_BATCH_ROWS)
+}
+
+/// The `events` table in batches of at most `rows` rows.
+pub fn events_batches_sized(ing: &Ingested, rows: usize) -> Result<Vec<RecordBatch>> {
     let names = ing.file_names();
     let mut out = Vec::new();
     let all: Vec<&crate::event::Event> = ing.agents.iter().flat_map(|a| &a.events).collect();
-    for chunk in all.chunks(EVENTS_BATCH_ROWS) {
+    for chunk in all.chunks(rows.max(1)) {
         out.push(batch(
             "events",
             vec![
@@ -628,7 +633,10 @@ pub fn write_warehouse(
         };
         for (n, chunk) in chunks.into_iter().enumerate() {
             let rel = format!("{table}/part-{id}-{n:05}.parquet");
-            files.entry(table.to_string()).or_default().push(rel.clone());
+            files
+                .entry(table.to_string())
+                .or_default()
+                .push(rel.clone());
             jobs.push((table, rel, chunk));
         }
     }
@@ -684,6 +692,38 @@ pub fn collect_garbage(dir: &Path, m: &Manifest) {
             if name.starts_with("_manifest-") && name.ends_with(".tmp") {
                 let _ = fs::remove_file(e.path());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::compute::concat_batches;
+
+    #[test]
+    fn events_table_is_the_same_whatever_the_batch_size() {
+        let mut log = String::new();
+        for root in ["b", "a", "c"] {
+            for seq in 1..=40 {
+                log.push_str(&format!(
+                    "{{\"seq\":{seq},\"ts\":\"2026-11-03T10:00:00Z\",\"root\":\"{root}\",\"session\":\"{root}\",\"type\":\"log\",\"data\":{{\"n\":{seq}}}}}\n"
+                ));
+            }
+        }
+        let fr = crate::ingest::read_stream(0, "x", log.as_bytes(), &Default::default()).unwrap();
+        let ing = crate::ingest::assemble(vec![fr]);
+        let whole = |rows| {
+            let b = events_batches_sized(&ing, rows).unwrap();
+            if rows < 120 {
+                assert_eq!(b.len(), 120usize.div_ceil(rows));
+            }
+            concat_batches(&schema("events"), &b).unwrap()
+        };
+        let reference = whole(EVENTS_BATCH_ROWS);
+        assert_eq!(reference.num_rows(), 120);
+        for rows in [1, 3, 100] {
+            assert_eq!(whole(rows), reference, "batch size {rows}");
         }
     }
 }
