@@ -1028,3 +1028,53 @@ fn oracle_agrees_on_edge_cases() {
     }
     report.finish("oracle_agrees_on_edge_cases");
 }
+
+// ---------------------------------------------------------------------------------------
+// 5. Re-checking dumped agents
+
+/// Reads an agent dumped by a failing run (one event per line as the oracle reads it).
+fn read_dump(path: &str) -> Vec<Event> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let v: Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}:{}: {e}", i + 1));
+            Event {
+                seq: v["seq"].as_u64().expect("seq"),
+                ts: v["ts"].as_i64().expect("ts"),
+                root: v["root"].as_str().expect("root").to_string(),
+                session: v["session"].as_str().expect("session").to_string(),
+                turn: v["turn"].as_str().map(str::to_string),
+                kind: v["type"].as_str().expect("type").to_string(),
+                data: v["data"].to_string(),
+                file: 0,
+                line: i as u64 + 1,
+            }
+        })
+        .collect()
+}
+
+/// `ORACLE_EVENTS=/tmp/oracle-x.jsonl[:...] cargo test --test oracle dumped -- --nocapture`
+/// re-checks agents written out by a failing run (tables and replay at every cursor).
+#[test]
+fn oracle_agrees_on_dumped_agents() {
+    let Ok(paths) = std::env::var("ORACLE_EVENTS") else {
+        return;
+    };
+    let mut report = Report::default();
+    for path in paths.split(':').filter(|p| !p.is_empty()) {
+        let mut events = read_dump(path);
+        events.sort_by_key(|e| e.seq);
+        let root = events.first().map(|e| e.root.clone()).unwrap_or_default();
+        let ing = Ingested {
+            files: Vec::new(),
+            skipped_files: Vec::new(),
+            agents: vec![runlog::ingest::Agent { root, events }],
+            rejects: Vec::new(),
+        };
+        check_against_oracle(path, &ing, &mut report);
+        check_replay(path, &ing, 1, usize::MAX, &mut report);
+    }
+    report.finish("oracle_agrees_on_dumped_agents");
+}
