@@ -314,3 +314,76 @@ fn two_ingests_at_once_never_mix_the_warehouse() {
         assert_eq!(m, n, "every table is from the same ingest");
     }
 }
+
+/// A tiny deterministic PRNG for the property tests (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn random_bytes_and_mutated_lines_never_panic_and_always_add_up() {
+    let valid = [
+        line("p", 7),
+        r#"{"seq":3,"ts":"2026-11-03T10:00:00.020+02:00","root":"s1","session":"s1","turn":"t1","type":"turn/end","data":{"reason":{"kind":"error","error":{"code":"completion_rejected","message":"bad","retryable":false,"details":{"http_status":400}}}}}"#.to_string(),
+        r#"{"seq":9,"ts":"2026-11-03T10:00:00Z","root":"é—ü","session":"x","type":"tool/call","data":{"call_id":"c","name":"n","arguments":"{\"a\":[1,2,{\"b\":null}]}"}}"#.to_string(),
+    ];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let alphabet = b"{}[]\":,.-+eE0123456789 \\/ntfrualsx\x00\x1f\xff\xc3\xa9\n\r";
+    let mut corpus: Vec<u8> = Vec::new();
+    for round in 0..20_000 {
+        let mut l: Vec<u8> = valid[round % valid.len()].as_bytes().to_vec();
+        match rng.below(4) {
+            0 => {
+                // Random bytes from a JSON-ish alphabet.
+                let n = rng.below(120);
+                l = (0..n)
+                    .map(|_| alphabet[rng.below(alphabet.len())])
+                    .collect();
+            }
+            _ => {
+                // Mutations of a valid line: flip, insert, delete, truncate.
+                for _ in 0..1 + rng.below(4) {
+                    if l.is_empty() {
+                        break;
+                    }
+                    let i = rng.below(l.len());
+                    match rng.below(4) {
+                        0 => l[i] = alphabet[rng.below(alphabet.len())],
+                        1 => l.insert(i, alphabet[rng.below(alphabet.len())]),
+                        2 => {
+                            l.remove(i);
+                        }
+                        _ => l.truncate(i),
+                    }
+                }
+            }
+        }
+        let _ = runlog::ingest::parse_line(&l);
+        corpus.extend_from_slice(&l);
+        corpus.push(b'\n');
+    }
+    // The whole corpus as one stream, plain and gzipped: never a panic, always adds up.
+    for bytes in [corpus.clone(), gzip(&corpus)] {
+        let fr =
+            runlog::ingest::read_stream(0, "fuzz", bytes.as_slice(), &IngestOptions::default())
+                .unwrap();
+        let ing = runlog::ingest::assemble(vec![fr]);
+        let t = ing.totals();
+        assert_eq!(t.lines, t.kept + t.duplicates + t.rejects);
+        assert_eq!(
+            t.lines + t.blank,
+            corpus.iter().filter(|&&b| b == b'\n').count() as u64
+        );
+        let d = runlog::reduce_all(&ing);
+        assert!(runlog::store::all_batches(&ing, &d).is_ok());
+    }
+}
