@@ -83,6 +83,28 @@ pub struct GenStats {
     pub bytes: u64,
     /// Files written (1 for a stream).
     pub files: u32,
+    /// Lines ingest must keep: the first line of each (root, seq) in ingest order (files
+    /// in byte order of their paths, then line number), SEMANTICS.md §1.
+    pub expected_kept: u64,
+    /// Lines ingest must count as duplicates: equal content to the kept line of their
+    /// (root, seq).
+    pub expected_duplicates: u64,
+    /// Lines ingest must reject: bad lines (§7) and lines conflicting with a kept one (§1).
+    /// `lines == expected_kept + expected_duplicates + expected_rejects`.
+    pub expected_rejects: u64,
+}
+
+impl GenStats {
+    fn add(&mut self, e: &Expected) {
+        self.expected_kept += e.kept;
+        self.expected_duplicates += e.duplicates;
+        self.expected_rejects += e.rejects;
+    }
+}
+
+/// The name of file `i` of a folder.
+fn part_name(i: usize) -> String {
+    format!("part-{i:05}.jsonl")
 }
 
 /// All lines of agent `index` (0-based), as JSONL text without trailing newline, in the
@@ -156,6 +178,7 @@ fn stream_to(opts: &GenOptions, w: &mut dyn Write, name: &Path) -> Result<GenSta
         }
         stats.lines += r.items.len() as u64;
         stats.bytes += chunk.len() as u64;
+        stats.add(&r.expected);
         w.write_all(&chunk).map_err(|e| Error::io(name, e))
     })?;
     w.flush().map_err(|e| Error::io(name, e))?;
@@ -169,7 +192,7 @@ fn write_folder(opts: &GenOptions, dir: &Path) -> Result<GenStats> {
     let mut paths: Vec<PathBuf> = Vec::with_capacity(n);
     let mut writers: Vec<BufWriter<File>> = Vec::with_capacity(n);
     for i in 0..n {
-        let p = dir.join(format!("part-{i:05}.jsonl"));
+        let p = dir.join(part_name(i));
         let f = File::create(&p).map_err(|e| Error::io(&p, e))?;
         writers.push(BufWriter::with_capacity(cap, f));
         paths.push(p);
@@ -192,6 +215,7 @@ fn write_folder(opts: &GenOptions, dir: &Path) -> Result<GenStats> {
             stats.bytes += line.len() as u64 + 1;
         }
         stats.lines += r.items.len() as u64;
+        stats.add(&r.expected);
         Ok(())
     })?;
     for (w, p) in writers.iter_mut().zip(&paths) {
@@ -383,6 +407,9 @@ struct Line {
     ts: i64,
     /// A turn-scoped event other than `turn/end`: cutting the log here leaves a turn open.
     mid_turn: bool,
+    /// Content identity: the index of the first line with equal content (equal as JSON
+    /// values, same root and seq), or `None` for a line that ingest rejects on its own.
+    content: Option<usize>,
 }
 
 /// The lines of one agent, written into one buffer.
@@ -426,6 +453,7 @@ impl Out {
             seq: self.seq,
             ts: self.ts,
             mid_turn: turn.is_some() && ty != "turn/end",
+            content: Some(self.lines.len()),
         });
         self.seq += 1;
         self.ts += 1;
@@ -804,6 +832,27 @@ struct Gen {
 struct Rendered {
     buf: String,
     items: Vec<Item>,
+    /// What ingest must make of these lines.
+    expected: Expected,
+}
+
+/// Ingest's accounting of one agent's lines (SEMANTICS.md §1, §7).
+#[derive(Debug, Clone, Copy, Default)]
+struct Expected {
+    kept: u64,
+    duplicates: u64,
+    rejects: u64,
+}
+
+/// What an extra line (not a generated event) holds.
+#[derive(Debug, Clone, Copy)]
+enum Content {
+    /// A new event content: a conflicting variant.
+    New,
+    /// The same content as this line (re-serialized).
+    SameAs(usize),
+    /// A line ingest rejects by itself.
+    Bad,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -848,7 +897,17 @@ fn render(opts: &GenOptions, index: u64, split: bool) -> Rendered {
         scratch: String::with_capacity(1024),
     };
     g.agent();
-    g.finish(split)
+    // Ingest reads files in byte order of their paths: the agent's second file comes first
+    // when its name sorts before the first's (file 0 after the last one).
+    let second_first = if split {
+        let n = opts.files.max(1) as usize;
+        let first = (index % n as u64) as usize;
+        let second = (first + 1) % n;
+        (first != second).then(|| false)
+    } else {
+        None
+    };
+    g.finish(split, second_first)
 }
 
 impl Gen {
@@ -2232,7 +2291,9 @@ impl Gen {
     // -- anomalies ----------------------------------------------------------------------
 
     /// Applies anomalies (with a rate > 0) and returns the agent's lines in written order.
-    fn finish(mut self, split: bool) -> Rendered {
+    /// `second_first` tells whether ingest reads the agent's second file before its first
+    /// (`None`: one file, read in written order).
+    fn finish(mut self, split: bool, second_first: Option<bool>) -> Rendered {
         let n = self.out.lines.len();
         let mut order: Vec<usize> = (0..n).collect();
         if self.rate > 0.0 {
@@ -2255,14 +2316,50 @@ impl Gen {
                 it.second = i >= from || self.arng.chance(0.05);
             }
         }
+        // The order ingest sees: by file, then line (each file keeps the written order).
+        let mut seen: Vec<usize> = (0..items.len()).collect();
+        if let Some(sf) = second_first {
+            seen.sort_by_key(|&k| items[k].second != sf);
+        }
+        let expected = self.expected(seen.iter().map(|&k| order[k]));
         Rendered {
             buf: self.out.buf,
             items,
+            expected,
         }
     }
 
+    /// Applies §1 and §7 to the lines (indices into `out.lines`) in ingest order: per seq the
+    /// first valid line is kept, a later one with equal content is a duplicate, one with
+    /// other content a reject; a bad line is a reject.
+    fn expected(&self, lines: impl Iterator<Item = usize>) -> Expected {
+        let mut e = Expected::default();
+        let mut kept: Vec<Option<usize>> = vec![None; self.out.seq as usize + 1];
+        for li in lines {
+            let line = self.out.lines[li];
+            let Some(content) = line.content else {
+                e.rejects += 1;
+                continue;
+            };
+            match &mut kept[line.seq as usize] {
+                slot @ None => {
+                    *slot = Some(content);
+                    e.kept += 1;
+                }
+                Some(k) if *k == content => e.duplicates += 1,
+                Some(_) => e.rejects += 1,
+            }
+        }
+        e
+    }
+
     /// Adds a line to the buffer (not to the generated events) and returns its index.
-    fn extra_line(&mut self, text: &str, like: Line) -> usize {
+    fn extra_line(&mut self, text: &str, like: Line, content: Content) -> usize {
+        let content = match content {
+            Content::New => Some(self.out.lines.len()),
+            Content::SameAs(i) => self.out.lines[i].content,
+            Content::Bad => None,
+        };
         let start = self.out.buf.len();
         self.out.buf.push_str(text);
         self.out.lines.push(Line {
@@ -2271,6 +2368,7 @@ impl Gen {
             seq: like.seq,
             ts: like.ts,
             mid_turn: false,
+            content,
         });
         self.out.lines.len() - 1
     }
@@ -2301,14 +2399,21 @@ impl Gen {
             }
         }
         // Conflicting re-deliveries: same root and seq, different content.
+        // Only generated events get a variant, at most one each: two variants of one event
+        // could be equal, and a variant of a variant could repeat a key.
         if order.len() > 2 && self.arng.chance(0.25 * rate) {
+            let mut varied = usize::MAX;
             for _ in 0..self.arng.range(1, 2) {
                 let pos = self.arng.below(order.len() as u64) as usize;
                 let li = order[pos];
+                if li >= n || li == varied {
+                    continue;
+                }
+                varied = li;
                 let line = self.out.lines[li];
                 let text = self.line_text(li);
                 let variant = self.conflicting(&text, line);
-                let extra = self.extra_line(&variant, line);
+                let extra = self.extra_line(&variant, line, Content::New);
                 // Usually after the original, sometimes before it (then the original conflicts).
                 let at = if self.arng.chance(0.75) {
                     self.arng.range(pos as u64 + 1, order.len() as u64) as usize
@@ -2328,7 +2433,7 @@ impl Gen {
                     let dup = if self.arng.chance(0.25) {
                         let t = self.line_text(li);
                         let spaced = format!("{{ {} }}", &t[1..t.len() - 1]);
-                        self.extra_line(&spaced, line)
+                        self.extra_line(&spaced, line, Content::SameAs(li))
                     } else {
                         li
                     };
@@ -2345,7 +2450,7 @@ impl Gen {
                 let pos = self.arng.below(order.len() as u64 + 1) as usize;
                 let near = self.arng.below(n as u64) as usize;
                 let bad = self.bad_line(near);
-                let extra = self.extra_line(&bad, self.out.lines[near]);
+                let extra = self.extra_line(&bad, self.out.lines[near], Content::Bad);
                 order.insert(pos, extra);
             }
         }
@@ -2371,7 +2476,12 @@ impl Gen {
                 s
             }
             _ => {
-                if let Some(body) = text.strip_suffix("}}") {
+                // Always a valid line with other data: `data` null or empty gets an object.
+                if let Some(body) = text.strip_suffix("\"data\":null}") {
+                    format!("{body}\"data\":{{\"redelivered\":true}}}}")
+                } else if let Some(body) = text.strip_suffix("\"data\":{}}") {
+                    format!("{body}\"data\":{{\"redelivered\":true}}}}")
+                } else if let Some(body) = text.strip_suffix("}}") {
                     format!("{body},\"redelivered\":true}}}}")
                 } else {
                     format!(
@@ -2784,6 +2894,66 @@ mod tests {
         .is_err());
     }
 
+    /// Issue #4: ingest reports exactly the accounting gen predicts, for a stream and for
+    /// folders (agents split over two files, the second sorting first when it wraps to 0).
+    #[test]
+    fn ingest_matches_expected_accounting() {
+        let dir = tempfile::tempdir().unwrap();
+        let check = |what: &str, st: &GenStats, ing: &Ingested| {
+            let t = ing.totals();
+            let got = (t.lines, t.kept, t.duplicates, t.rejects);
+            let want = (
+                st.lines,
+                st.expected_kept,
+                st.expected_duplicates,
+                st.expected_rejects,
+            );
+            assert_eq!(got, want, "{what}: (lines, kept, duplicates, rejects)");
+            assert_eq!(
+                st.lines,
+                st.expected_kept + st.expected_duplicates + st.expected_rejects
+            );
+            assert_eq!(t.rejects as usize, ing.rejects.len(), "{what}");
+        };
+        let (mut dups, mut rejects, mut conflicts) = (0, 0, 0);
+        for seed in [1, 2, 3, 7, 42] {
+            for rate in [0.0, 0.05, 0.3, 1.0] {
+                let o = opts(50, seed, rate);
+                let mut v = Vec::new();
+                let st = write_to(&o, &mut v).unwrap();
+                let ing = ingest(&v);
+                check(&format!("stream seed {seed} rate {rate}"), &st, &ing);
+                if rate == 0.0 {
+                    assert_eq!((st.expected_duplicates, st.expected_rejects), (0, 0));
+                }
+                dups += st.expected_duplicates;
+                rejects += st.expected_rejects;
+                for files in [1, 3, 4] {
+                    let o = GenOptions { files, ..o.clone() };
+                    let out = dir.path().join(format!("s{seed}-r{rate}-f{files}"));
+                    std::fs::create_dir_all(&out).unwrap();
+                    let st = write(&o, &out).unwrap();
+                    let ing =
+                        crate::ingest::ingest_paths(&[out], &IngestOptions::default()).unwrap();
+                    check(
+                        &format!("{files} files, seed {seed} rate {rate}"),
+                        &st,
+                        &ing,
+                    );
+                    if rate == 0.0 {
+                        assert_eq!((st.expected_duplicates, st.expected_rejects), (0, 0));
+                    }
+                    conflicts += ing
+                        .rejects
+                        .iter()
+                        .filter(|r| r.reason.contains("conflicts"))
+                        .count();
+                }
+            }
+        }
+        assert!(dups > 0 && rejects > 0 && conflicts > 0);
+    }
+
     /// `cargo test --release --lib gen::tests::speed -- --ignored --nocapture`
     #[test]
     #[ignore]
@@ -2800,5 +2970,45 @@ mod tests {
             st.bytes as f64 / 1e6,
             st.bytes as f64 / 1e6 / s
         );
+    }
+}
+#[cfg(test)]
+mod scan {
+    use super::*;
+    #[test]
+    fn scan_wrap() {
+        let dir = tempfile::tempdir().unwrap();
+        for seed in 1..40u64 {
+            for files in [2u32, 3, 4] {
+                let o = GenOptions {
+                    agents: 200,
+                    seed,
+                    files,
+                    anomalies: 1.0,
+                };
+                let out = dir.path().join(format!("s{seed}-f{files}"));
+                let st = write(&o, &out).unwrap();
+                let t = crate::ingest::ingest_paths(&[out], &Default::default())
+                    .unwrap()
+                    .totals();
+                if (t.kept, t.duplicates, t.rejects)
+                    != (
+                        st.expected_kept,
+                        st.expected_duplicates,
+                        st.expected_rejects,
+                    )
+                {
+                    println!(
+                        "MISMATCH seed {seed} files {files}: {:?} vs {:?}",
+                        (t.kept, t.duplicates, t.rejects),
+                        (
+                            st.expected_kept,
+                            st.expected_duplicates,
+                            st.expected_rejects
+                        )
+                    );
+                }
+            }
+        }
     }
 }

@@ -608,6 +608,13 @@ pub const MAX_DEPTH: usize = 128;
 /// an object, is level 1). Brackets inside strings do not count. serde_json does not
 /// check depth where the envelope holds raw values, so it is checked here.
 fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
+    // Fast path (vectorised count): a line with few brackets cannot nest deeply.
+    let opens = line
+        .iter()
+        .fold(0usize, |n, &b| n + ((b == b'[') | (b == b'{')) as usize);
+    if opens <= limit {
+        return false;
+    }
     let mut depth = 0usize;
     let mut in_str = false;
     let mut escaped = false;
@@ -719,7 +726,7 @@ const CONFLICT_REASON: &str = "conflicts with the event kept from";
 pub fn assemble(reads: Vec<FileRead>) -> Ingested {
     let mut files = Vec::with_capacity(reads.len());
     let mut rejects = Vec::new();
-    let mut by_root: HashMap<String, Vec<Event>> = HashMap::new();
+    let mut by_root: HashMap<String, Vec<Event>, ahash::RandomState> = HashMap::default();
     for fr in reads {
         files.push(fr.summary);
         rejects.extend(fr.rejects);

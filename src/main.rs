@@ -10,6 +10,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use runlog::ingest::IngestOptions;
+
+/// mimalloc: ingest allocates many small strings; the system allocator spent a quarter of
+/// the time in malloc/free (measured with perf on a 1.1M-event log).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use runlog::query::OutputFormat;
 
 #[derive(Parser)]

@@ -111,7 +111,7 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
                 coalesce(wait_for_kind, '-') AS wait_for, count(*) AS attempts,
                 round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
                 sum(CASE WHEN provisional_tail THEN 1 ELSE 0 END) AS provisional_tails
-         FROM runs GROUP BY 1, 2, 3 ORDER BY attempts DESC, settle, output_status",
+         FROM runs GROUP BY 1, 2, 3 ORDER BY attempts DESC, settle, output_status, wait_for",
     ),
     (
         "tool_calls",

@@ -8,8 +8,8 @@
 
 pub mod rules;
 
+use ahash::AHashMap as HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -386,18 +386,18 @@ impl Reducer {
             first_ts: 0,
             last_ts: 0,
             events: 0,
-            sessions: HashMap::new(),
+            sessions: HashMap::default(),
             turns: Vec::new(),
-            turn_index: HashMap::new(),
+            turn_index: HashMap::default(),
             intervals: Vec::new(),
             open_interval: None,
             last_root_end: None,
             errors: Vec::new(),
             tool_calls: Vec::new(),
-            tool_results: HashMap::new(),
+            tool_results: HashMap::default(),
             callbacks: Vec::new(),
             callback_blocks: Vec::new(),
-            open_callbacks_by_id: HashMap::new(),
+            open_callbacks_by_id: HashMap::default(),
             runs: Vec::new(),
             run_track: Vec::new(),
             current_run: None,
