@@ -536,13 +536,17 @@ fn run(cli: Cli) -> Result<()> {
             let secs = start.elapsed().as_secs_f64();
             if out.is_some() {
                 eprintln!(
-                    "wrote {} agents, {} lines, {:.1} MB in {} file(s) in {:.2} s ({:.0} MB/s)",
+                    "wrote {} agents, {} lines, {:.1} MB in {} file(s) in {:.2} s ({:.0} MB/s)\n\
+                     ingest will find: kept {} + duplicates {} + rejects {}",
                     stats.agents,
                     stats.lines,
                     stats.bytes as f64 / 1e6,
                     stats.files,
                     secs,
-                    stats.bytes as f64 / 1e6 / secs.max(1e-9)
+                    stats.bytes as f64 / 1e6 / secs.max(1e-9),
+                    stats.expected_kept,
+                    stats.expected_duplicates,
+                    stats.expected_rejects
                 );
             }
             Ok(())
