@@ -239,26 +239,27 @@ pub fn events_batches(ing: &Ingested) -> Result<Vec<RecordBatch>> {
 /// The `events` table in batches of at most `rows` rows.
 pub fn events_batches_sized(ing: &Ingested, rows: usize) -> Result<Vec<RecordBatch>> {
     let names = ing.file_names();
-    let mut out = Vec::new();
     let all: Vec<&crate::event::Event> = ing.agents.iter().flat_map(|a| &a.events).collect();
-    for chunk in all.chunks(rows.max(1)) {
-        out.push(batch(
-            "events",
-            vec![
-                s(chunk.iter().map(|e| e.root.as_str())),
-                s(chunk.iter().map(|e| e.session.as_str())),
-                so(chunk.iter().map(|e| e.turn.as_deref())),
-                i(chunk.iter().map(|e| e.seq as i64)),
-                t(chunk.iter().map(|e| e.ts)),
-                s(chunk.iter().map(|e| e.kind.as_str())),
-                s(chunk.iter().map(|e| Voice::of(&e.kind).as_str())),
-                s(chunk.iter().map(|e| names[e.file as usize])),
-                i(chunk.iter().map(|e| e.line as i64)),
-                s(chunk.iter().map(|e| e.data.as_str())),
-            ],
-        )?);
-    }
-    Ok(out)
+    // Batches are independent: build them in parallel.
+    all.par_chunks(rows.max(1))
+        .map(|chunk| {
+            batch(
+                "events",
+                vec![
+                    s(chunk.iter().map(|e| e.root.as_str())),
+                    s(chunk.iter().map(|e| e.session.as_str())),
+                    so(chunk.iter().map(|e| e.turn.as_deref())),
+                    i(chunk.iter().map(|e| e.seq as i64)),
+                    t(chunk.iter().map(|e| e.ts)),
+                    s(chunk.iter().map(|e| e.kind.as_str())),
+                    s(chunk.iter().map(|e| Voice::of(&e.kind).as_str())),
+                    s(chunk.iter().map(|e| names[e.file as usize])),
+                    i(chunk.iter().map(|e| e.line as i64)),
+                    s(chunk.iter().map(|e| e.data.as_str())),
+                ],
+            )
+        })
+        .collect()
 }
 
 /// The `rejects` table.
@@ -466,17 +467,18 @@ pub fn some_batches(
     d: &Derived,
     tables: &[&'static str],
 ) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
-    let mut out = BTreeMap::new();
-    for &table in tables {
-        let batches = match table {
-            "events" => events_batches(ing)?,
-            "rejects" => vec![rejects_batch(ing)?],
-            "files" => vec![files_batch(&ing.files)?],
-            _ => vec![derived_batch(d, table)?],
-        };
-        out.insert(table, batches);
-    }
-    Ok(out)
+    tables
+        .par_iter()
+        .map(|&table| {
+            let batches = match table {
+                "events" => events_batches(ing)?,
+                "rejects" => vec![rejects_batch(ing)?],
+                "files" => vec![files_batch(&ing.files)?],
+                _ => vec![derived_batch(d, table)?],
+            };
+            Ok((table, batches))
+        })
+        .collect()
 }
 
 /// The warehouse's commit record: which files make up each table.
