@@ -427,7 +427,7 @@ fn run(cli: Cli) -> Result<()> {
             html,
             quiet,
         } => {
-            let ctx = context(&source, &paths, Some(runlog::report::TABLES_USED))?;
+            let ctx = context(&source, &paths, Some(&runlog::report::tables_used()))?;
             let rt = runtime()?;
             let report = rt.block_on(runlog::report::build(&ctx))?;
             if let Some(p) = &html {

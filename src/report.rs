@@ -29,18 +29,14 @@ pub struct Report {
     pub sections: Vec<Section>,
 }
 
-/// The tables the report reads (it needs no `events`: the `agents` table counts them).
-pub const TABLES_USED: &[&str] = &[
-    "intervals",
-    "turns",
-    "errors",
-    "tool_calls",
-    "callbacks",
-    "runs",
-    "rejects",
-    "agents",
-    "files",
-];
+/// The tables the report reads: every table but `events` (the `agents` table counts them).
+pub fn tables_used() -> Vec<&'static str> {
+    crate::store::TABLES
+        .iter()
+        .copied()
+        .filter(|&t| t != "events")
+        .collect()
+}
 
 /// The SQL of every section: (id, title, note, query). `{unit}` and `{format}` are filled in
 /// by [`build`] with the time bucket that fits the data's span (see [`time_unit`]).
