@@ -7,6 +7,7 @@
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
 pub mod bench;
+pub mod decode;
 pub mod error;
 pub mod event;
 pub mod gen;

@@ -1,0 +1,319 @@
+//! The line decoder: one line's bytes → an [`Event`] (EVENTS.md envelope) or the reason it
+//! is rejected, plus the masked excerpt kept with a reject (SEMANTICS.md §7).
+//!
+//! It is a light module on purpose: it depends only on std, serde, serde_json, chrono and
+//! [`crate::event`], so the fuzz target (`fuzz/fuzz_targets/decode_line.rs`) and benchmarks
+//! can compile it alone, without DataFusion.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::event::Event;
+
+/// Bytes of a rejected line kept as its excerpt.
+pub const EXCERPT_BYTES: usize = 200;
+
+/// The first bytes of a line, as text, with secrets masked.
+pub fn excerpt(line: &[u8]) -> String {
+    let mut end = line.len().min(EXCERPT_BYTES);
+    // Cut on a character boundary when the line is UTF-8.
+    if let Err(e) = std::str::from_utf8(&line[..end]) {
+        if e.error_len().is_none() {
+            end = e.valid_up_to();
+        }
+    }
+    mask_secrets(&String::from_utf8_lossy(&line[..end]))
+}
+
+/// Masks substrings that look like API keys or bearer tokens.
+pub fn mask_secrets(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let is_tok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.';
+    while i < bytes.len() {
+        let rest = &s[i..];
+        let prefix_len = if rest.starts_with("sk-") || rest.starts_with("sk_") {
+            3
+        } else if rest.len() >= 7 && rest.as_bytes()[..7].eq_ignore_ascii_case(b"bearer ") {
+            7
+        } else if rest.starts_with("AKIA") {
+            0
+        } else {
+            usize::MAX
+        };
+        if prefix_len != usize::MAX {
+            let start = i + prefix_len;
+            let mut j = start;
+            while j < bytes.len() && is_tok(bytes[j]) {
+                j += 1;
+            }
+            if j - start >= 12 {
+                out.push_str(&s[i..start]);
+                out.push_str("***");
+                i = j;
+                continue;
+            }
+        }
+        let ch = rest.chars().next().unwrap_or('\0');
+        out.push(ch);
+        i += ch.len_utf8().max(1);
+    }
+    out
+}
+
+#[derive(Deserialize)]
+struct RawEnvelope<'a> {
+    #[serde(borrow, default)]
+    seq: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    ts: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    root: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    session: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    turn: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
+}
+
+/// Parses one line's envelope into an event (with `file`/`line` left 0), or says why not.
+pub fn parse_line(line: &[u8]) -> std::result::Result<Event, String> {
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t,
+        Err(e) => return Err(format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1)),
+    };
+    if nests_deeper_than(line, MAX_DEPTH) {
+        return Err(format!("nests deeper than {MAX_DEPTH} levels"));
+    }
+    let first = text.trim_start().as_bytes().first().copied();
+    if first != Some(b'{') {
+        // Distinguish "valid JSON but not an object" from "not JSON".
+        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => format!("not a JSON object (a JSON {})", json_kind(text)),
+            Err(e) => format!("not valid JSON: {}", json_err(&e)),
+        });
+    }
+    let env: RawEnvelope = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() {
+            format!("bad envelope: {}", json_err(&e))
+        } else {
+            format!("not valid JSON: {}", json_err(&e))
+        }
+    })?;
+    let seq = match env.seq {
+        None => return Err("missing required field `seq`".into()),
+        Some(raw) => parse_seq(raw.get())?,
+    };
+    let ts_text = required_string(env.ts, "ts")?;
+    let ts = parse_ts(&ts_text)
+        .ok_or_else(|| format!("`ts` is not an RFC 3339 timestamp with an offset: {ts_text:?}"))?;
+    let root = required_string(env.root, "root")?.into_owned();
+    let session = required_string(env.session, "session")?.into_owned();
+    let kind = required_string(env.kind, "type")?.into_owned();
+    let turn = match env.turn {
+        None => None,
+        Some(raw) => Some(
+            as_string(raw)
+                .ok_or_else(|| {
+                    format!(
+                        "`turn` must be a string or null, found {}",
+                        json_kind(raw.get())
+                    )
+                })?
+                .into_owned(),
+        ),
+    };
+    let data = match env.data {
+        None => "{}".to_string(),
+        Some(raw) if raw.get().starts_with('{') => raw.get().to_string(),
+        Some(raw) => {
+            return Err(format!(
+                "`data` must be an object or null, found {}",
+                json_kind(raw.get())
+            ))
+        }
+    };
+    Ok(Event {
+        seq,
+        ts,
+        root,
+        session,
+        turn,
+        kind,
+        data,
+        file: 0,
+        line: 0,
+    })
+}
+
+/// Deepest nesting of arrays and objects accepted in a line (SEMANTICS.md §7).
+pub const MAX_DEPTH: usize = 128;
+
+/// Whether the arrays and objects of a line nest deeper than `limit` (the line itself,
+/// an object, is level 1). Brackets inside strings do not count. serde_json does not
+/// check depth where the envelope holds raw values, so it is checked here.
+fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
+    // Fast path (vectorised count): a line with few brackets cannot nest deeply.
+    let opens = line
+        .iter()
+        .fold(0usize, |n, &b| n + ((b == b'[') | (b == b'{')) as usize);
+    if opens <= limit {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for &b in line {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn json_err(e: &serde_json::Error) -> String {
+    // serde_json appends " at line L column C"; the line is always 1 here.
+    let s = e.to_string();
+    match s.rfind(" at line 1 column ") {
+        Some(i) => format!("{} at column {}", &s[..i], &s[i + 18..]),
+        None => s,
+    }
+}
+
+fn json_kind(raw: &str) -> &'static str {
+    match raw.trim_start().as_bytes().first() {
+        Some(b'"') => "string",
+        Some(b'[') => "array",
+        Some(b'{') => "object",
+        Some(b't') | Some(b'f') => "boolean",
+        Some(b'n') => "null",
+        _ => "number",
+    }
+}
+
+fn as_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if raw.get().starts_with('"') {
+        serde_json::from_str::<Cow<str>>(raw.get()).ok()
+    } else {
+        None
+    }
+}
+
+fn required_string<'a>(
+    raw: Option<&'a RawValue>,
+    name: &str,
+) -> std::result::Result<Cow<'a, str>, String> {
+    match raw {
+        None => Err(format!("missing required field `{name}`")),
+        Some(r) => as_string(r)
+            .ok_or_else(|| format!("`{name}` must be a string, found {}", json_kind(r.get()))),
+    }
+}
+
+fn parse_seq(raw: &str) -> std::result::Result<u64, String> {
+    let bad = || format!("`seq` must be an integer in 0..2^63, found {raw}");
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    match raw.parse::<u64>() {
+        Ok(v) if v < (1u64 << 63) => Ok(v),
+        _ => Err(bad()),
+    }
+}
+
+/// Parses an RFC 3339 timestamp with an offset into microseconds since the epoch (UTC).
+pub fn parse_ts(s: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_micros())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_errors_name_the_field() {
+        let ok =
+            br#"{"seq":1,"ts":"2026-11-03T10:00:00.000Z","root":"s1","session":"s1","type":"x"}"#;
+        let ev = parse_line(ok).unwrap();
+        assert_eq!(ev.seq, 1);
+        assert_eq!(ev.data, "{}");
+        assert_eq!(ev.ts, 1_793_700_000_000_000);
+        let cases: &[(&[u8], &str)] = &[
+            (b"[1]", "not a JSON object"),
+            (b"{\"seq\":", "not valid JSON"),
+            (br#"{"seq":-1,"ts":"2026-11-03T10:00:00Z","root":"a","session":"a","type":"x"}"#, "`seq` must be an integer"),
+            (br#"{"seq":1.5,"ts":"2026-11-03T10:00:00Z","root":"a","session":"a","type":"x"}"#, "`seq` must be an integer"),
+            (br#"{"seq":9223372036854775808,"ts":"2026-11-03T10:00:00Z","root":"a","session":"a","type":"x"}"#, "`seq` must be an integer"),
+            (br#"{"seq":1,"ts":"2026-11-03 10:00:00","root":"a","session":"a","type":"x"}"#, "RFC 3339"),
+            (br#"{"seq":1,"ts":"2026-11-03T10:00:00","root":"a","session":"a","type":"x"}"#, "RFC 3339"),
+            (br#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":5,"session":"a","type":"x"}"#, "`root` must be a string"),
+            (br#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"a","type":"x"}"#, "missing required field `session`"),
+            (br#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"a","session":"a","turn":3,"type":"x"}"#, "`turn` must be a string or null"),
+            (br#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"a","session":"a","type":"x","data":[1]}"#, "`data` must be an object"),
+            (b"{\"seq\":1,\"ts\":\"2026-11-03T10:00:00Z\",\"root\":\"a\xff\"}", "not valid UTF-8"),
+        ];
+        for (line, want) in cases {
+            let err = parse_line(line).unwrap_err();
+            assert!(
+                err.contains(want),
+                "{:?}: got {err:?}, want {want:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected() {
+        let deep = format!(
+            "{{\"seq\":1,\"ts\":\"2026-11-03T10:00:00Z\",\"root\":\"a\",\"session\":\"a\",\"type\":\"x\",\"data\":{{\"v\":{}{}}}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(parse_line(deep.as_bytes()).is_err());
+        let ok = format!(
+            "{{\"seq\":1,\"ts\":\"2026-11-03T10:00:00Z\",\"root\":\"a\",\"session\":\"a\",\"type\":\"x\",\"data\":{{\"v\":{}{}}}}}",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(parse_line(ok.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn masks_secrets() {
+        assert_eq!(
+            mask_secrets("key sk-abcdefghijklmnop end"),
+            "key sk-*** end"
+        );
+        assert_eq!(
+            mask_secrets("Authorization: Bearer abcdefghijklmnopq"),
+            "Authorization: Bearer ***"
+        );
+        assert_eq!(mask_secrets("sk-short"), "sk-short");
+    }
+}
