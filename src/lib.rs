@@ -8,15 +8,18 @@
 
 pub mod bench;
 pub mod decode;
+pub mod engine;
 pub mod error;
 pub mod event;
 pub mod gen;
 pub mod html;
 pub mod ingest;
+pub mod location;
 pub mod query;
 pub mod reduce;
 pub mod replay;
 pub mod report;
+pub mod shard;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -90,8 +93,21 @@ impl Loaded {
 
 /// Reads, validates, orders and reduces the given files and folders.
 pub fn load(paths: &[PathBuf], opts: &IngestOptions) -> Result<Loaded> {
+    load_shard(paths, opts, None)
+}
+
+/// Like [`load`], keeping only the agents of one shard (filtered after assembly, before
+/// the reducer); the file accounting and rejects stay those of the whole input.
+pub fn load_shard(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    shard: Option<shard::Shard>,
+) -> Result<Loaded> {
     let start = Instant::now();
-    let ingested = ingest::ingest_paths(paths, opts)?;
+    let mut ingested = ingest::ingest_paths(paths, opts)?;
+    if let Some(s) = shard {
+        s.retain(&mut ingested);
+    }
     let derived = reduce_all(&ingested);
     let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
     Ok(Loaded {

@@ -45,13 +45,17 @@ enum Command {
     #[command(
         after_help = "Files named on the command line are read whatever their name; inside \
 folders, files ending .jsonl or .ndjson (optionally .gz / .zst) are read and others skipped.\n\
-Ingest replaces the warehouse's tables with those of this input, in one atomic commit."
+Ingest replaces the warehouse's tables with those of this input, in one atomic commit.\n\
+With --shard I/N it keeps the agents of shard I of N and replaces only that shard's rows: run\n\
+the N shards (in any order, or at once, on any machines that read the same inputs) into one\n\
+warehouse and their union is this ingest. Locations may be file:// URLs; s3:// and other\n\
+object stores are not supported yet."
     )]
     Ingest {
         /// Log files and folders.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// The warehouse folder (created if missing).
+        /// The warehouse folder, a path or a file:// URL (created if missing).
         #[arg(long, short = 'w')]
         warehouse: PathBuf,
         #[command(flatten)]
@@ -65,11 +69,29 @@ Ingest replaces the warehouse's tables with those of this input, in one atomic c
         /// Print no summary.
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Keep only the agents of shard I of N (stable hash of the root) and commit them
+        /// beside the other shards of N in the warehouse: the N shards together equal one
+        /// full ingest. Every shard reads the same inputs; shard 0 also writes the rejects
+        /// and files tables.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<runlog::shard::Shard>,
+        /// With --shard: when the warehouse holds a full ingest or shards of another N, drop
+        /// them (without it, such a shard is refused).
+        #[arg(long, requires = "shard")]
+        reshard: bool,
+        /// Ingest through P partitions on disk (by hash of root), so that memory holds one
+        /// partition's agents at a time: for logs larger than memory. 0 ingests in memory.
+        /// Default: in memory below 1 GiB of input, else one partition per 64 MiB of input
+        /// (compressed files counted 8x). Not with --shard.
+        #[arg(long, value_name = "P", conflicts_with = "shard")]
+        spill_partitions: Option<usize>,
     },
     /// Run one SQL statement over the tables (text, or a path to a .sql file).
     #[command(
         after_help = "Tables: events, intervals, turns, errors, tool_calls, callbacks, runs, \
 rejects, agents, files.\nWith PATHs instead of --warehouse, the logs are ingested in memory first.\n\
+--engine ballista runs the SQL on Apache Ballista over a --warehouse: a standalone cluster in\n\
+this process, or the cluster of --scheduler df://HOST:PORT (build with --features ballista).\n\
 Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GROUP BY 1\""
     )]
     Query {
@@ -81,6 +103,8 @@ Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GR
         /// Output format.
         #[arg(long, short = 'f', value_enum, default_value = "table")]
         format: Format,
+        #[command(flatten)]
+        engine: EngineArgs,
     },
     /// The headline report: finish reasons, turn states, error codes, run attempts.
     #[command(
@@ -103,6 +127,8 @@ Example: runlog report sample-logs --html report.html --quiet"
         /// Print nothing on stdout (use with --html).
         #[arg(long, short = 'q')]
         quiet: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
     },
     /// One agent's timeline or its turn states as of a cursor; or follow a live stream.
     #[command(
@@ -170,11 +196,29 @@ struct ReadArgs {
 
 #[derive(Args, Clone)]
 struct Source {
-    /// Read the tables of this warehouse instead of log files.
+    /// Read the tables of this warehouse (a path or a file:// URL) instead of log files.
     #[arg(long, short = 'w')]
     warehouse: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+}
+
+#[derive(Args, Clone)]
+struct EngineArgs {
+    /// The engine that runs the SQL: DataFusion in this process, or Apache Ballista (reads
+    /// a --warehouse; needs a runlog built with `--features ballista`).
+    #[arg(long, value_enum, default_value = "local")]
+    engine: EngineName,
+    /// With --engine ballista: the Ballista scheduler to run on; without it, a standalone
+    /// cluster (scheduler and executor) inside this process.
+    #[arg(long, value_name = "df://HOST:PORT")]
+    scheduler: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EngineName {
+    Local,
+    Ballista,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -263,8 +307,16 @@ fn ingest_options(
 }
 
 fn load(read: &ReadArgs, paths: &[PathBuf]) -> Result<runlog::Loaded> {
+    load_shard(read, paths, None)
+}
+
+fn load_shard(
+    read: &ReadArgs,
+    paths: &[PathBuf],
+    shard: Option<runlog::shard::Shard>,
+) -> Result<runlog::Loaded> {
     let (opts, bar) = ingest_options(read, paths);
-    let loaded = runlog::load(paths, &opts);
+    let loaded = runlog::load_shard(paths, &opts, shard);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -296,6 +348,97 @@ fn context(
             };
             Ok(runlog::query::context_from_batches(batches)?)
         }
+    }
+}
+
+/// A context for the chosen engine: the local one over a warehouse or logs, or Ballista
+/// over a warehouse (its servers, when standalone, run on `rt`).
+fn engine_context(
+    engine: &EngineArgs,
+    source: &Source,
+    paths: &[PathBuf],
+    tables: Option<&[&'static str]>,
+    rt: &tokio::runtime::Runtime,
+) -> Result<datafusion::prelude::SessionContext> {
+    let which = match engine.engine {
+        EngineName::Local => runlog::engine::Engine::Local,
+        EngineName::Ballista => runlog::engine::Engine::Ballista,
+    };
+    if which == runlog::engine::Engine::Local && engine.scheduler.is_none() {
+        return context(source, paths, tables);
+    }
+    let Some(w) = &source.warehouse else {
+        bail!(
+            "--engine ballista reads a warehouse: ingest the logs first and give --warehouse DIR"
+        );
+    };
+    if !paths.is_empty() {
+        bail!("give either --warehouse or log PATHs, not both");
+    }
+    Ok(rt.block_on(runlog::engine::context(
+        which,
+        w,
+        engine.scheduler.as_deref(),
+    ))?)
+}
+
+/// Every warehouse and input location given as a `file://` URL becomes its local path.
+fn localize(cmd: &mut Command) -> Result<()> {
+    fn fix(p: &mut PathBuf) -> Result<()> {
+        *p = runlog::location::local_path(p)?;
+        Ok(())
+    }
+    match cmd {
+        Command::Ingest {
+            paths, warehouse, ..
+        } => {
+            fix(warehouse)?;
+            paths.iter_mut().try_for_each(fix)?;
+        }
+        Command::Query { source, args, .. } => {
+            if let Some(w) = &mut source.warehouse {
+                fix(w)?;
+            }
+            let n = args.len().saturating_sub(1);
+            for a in &mut args[..n] {
+                let p = runlog::location::local_path(Path::new(a.as_str()))?;
+                *a = p.to_string_lossy().into_owned();
+            }
+        }
+        Command::Report { source, paths, .. } | Command::Replay { source, paths, .. } => {
+            if let Some(w) = &mut source.warehouse {
+                fix(w)?;
+            }
+            paths.iter_mut().try_for_each(fix)?;
+        }
+        Command::Bench { paths, .. } => paths.iter_mut().try_for_each(fix)?,
+        Command::Gen { .. } => {}
+    }
+    Ok(())
+}
+
+/// Spill partitions for an input of this size: none below 1 GiB, else one per 64 MiB
+/// (gzip and zstd files counted at 8 times their size).
+fn auto_partitions(paths: &[PathBuf]) -> usize {
+    let Ok((files, _)) = runlog::ingest::discover(paths) else {
+        return 0;
+    };
+    let bytes: u64 = files
+        .iter()
+        .map(|f| {
+            let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+            let name = f.to_string_lossy();
+            if name.ends_with(".gz") || name.ends_with(".zst") {
+                len * 8
+            } else {
+                len
+            }
+        })
+        .sum();
+    if bytes < 1 << 30 {
+        0
+    } else {
+        bytes.div_ceil(64 << 20) as usize
     }
 }
 
@@ -354,7 +497,8 @@ fn print_summary(s: &runlog::Summary, warehouse: &Path) {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
+fn run(mut cli: Cli) -> Result<()> {
+    localize(&mut cli.command)?;
     match cli.command {
         Command::Ingest {
             paths,
@@ -363,9 +507,63 @@ fn run(cli: Cli) -> Result<()> {
             max_rejects,
             summary_json,
             quiet,
+            shard,
+            reshard,
+            spill_partitions,
         } => {
             let start = std::time::Instant::now();
-            let loaded = load(&read, &paths)?;
+            let partitions = match (spill_partitions, shard) {
+                (Some(p), _) => p,
+                (None, Some(_)) => 0,
+                (None, None) => auto_partitions(&paths),
+            };
+            if partitions > 0 {
+                let (opts, bar) = ingest_options(&read, &paths);
+                let summary = runlog::spill::ingest_to_warehouse(
+                    &paths,
+                    &opts,
+                    &warehouse,
+                    partitions,
+                    |s| match &max_rejects {
+                        Some(limit) => {
+                            let max = parse_max_rejects(limit, s.lines_read)
+                                .map_err(|e| runlog::Error::Invalid(format!("{e:#}")))?;
+                            if s.rejects > max {
+                                return Err(runlog::Error::TooManyRejects {
+                                    rejects: s.rejects,
+                                    lines: s.lines_read,
+                                    limit: limit.clone(),
+                                });
+                            }
+                            Ok(())
+                        }
+                        None => Ok(()),
+                    },
+                );
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+                let summary = summary?;
+                if !quiet {
+                    print_summary(&summary, &warehouse);
+                    eprintln!("  spilled through {partitions} partition(s)");
+                }
+                if let Some(p) = summary_json {
+                    let text = serde_json::to_string_pretty(&summary)?;
+                    if p.as_os_str() == "-" {
+                        println!("{text}");
+                    } else {
+                        std::fs::write(&p, text)
+                            .with_context(|| format!("writing {}", p.display()))?;
+                    }
+                }
+                return Ok(());
+            }
+            if let Some(s) = shard {
+                // Refuse a shard the warehouse will not take before reading any input.
+                runlog::shard::precheck(&warehouse, s, reshard)?;
+            }
+            let loaded = load_shard(&read, &paths, shard)?;
             if let Some(limit) = &max_rejects {
                 let max = parse_max_rejects(limit, loaded.summary.lines_read)?;
                 if loaded.summary.rejects > max {
@@ -381,11 +579,30 @@ fn run(cli: Cli) -> Result<()> {
             let mut summary = loaded.summary.clone();
             summary.seconds = start.elapsed().as_secs_f64();
             let summary_value = serde_json::to_value(&summary)?;
-            runlog::store::write_warehouse(&warehouse, &batches, summary_value)?;
+            let shard_status = match shard {
+                Some(s) => Some(
+                    runlog::shard::write_shard(
+                        &warehouse,
+                        s,
+                        &loaded.ingested,
+                        batches,
+                        summary_value,
+                        reshard,
+                    )?
+                    .1,
+                ),
+                None => {
+                    runlog::store::write_warehouse(&warehouse, &batches, summary_value)?;
+                    None
+                }
+            };
             summary.seconds = start.elapsed().as_secs_f64();
             summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
             if !quiet {
                 print_summary(&summary, &warehouse);
+                if let Some(st) = &shard_status {
+                    eprint!("{}", st.render());
+                }
             }
             if let Some(p) = summary_json {
                 let text = serde_json::to_string_pretty(&summary)?;
@@ -401,13 +618,14 @@ fn run(cli: Cli) -> Result<()> {
             source,
             mut args,
             format,
+            engine,
         } => {
             let sql_arg = args.pop().expect("clap requires one argument");
             let paths: Vec<PathBuf> = args.into_iter().map(PathBuf::from).collect();
             let sql = runlog::query::load_sql(&sql_arg)?;
             let tables = runlog::query::tables_referenced(&sql);
-            let ctx = context(&source, &paths, Some(&tables))?;
             let rt = runtime()?;
+            let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
             let (schema, batches) = rt.block_on(runlog::query::run_sql(&ctx, &sql))?;
             let fmt = match format {
                 Format::Table => OutputFormat::Table,
@@ -426,9 +644,11 @@ fn run(cli: Cli) -> Result<()> {
             format,
             html,
             quiet,
+            engine,
         } => {
-            let ctx = context(&source, &paths, Some(&runlog::report::tables_used()))?;
             let rt = runtime()?;
+            let tables = runlog::report::tables_used();
+            let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
             let report = rt.block_on(runlog::report::build(&ctx))?;
             if let Some(p) = &html {
                 std::fs::write(p, runlog::html::render_html(&report))

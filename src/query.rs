@@ -28,17 +28,30 @@ pub enum OutputFormat {
     Json,
 }
 
-fn new_context() -> SessionContext {
-    let config = SessionConfig::new()
+/// Our settings on a session config: information schema, catalog `runlog`, schema `public`.
+pub fn session_config(config: SessionConfig) -> SessionConfig {
+    config
         .with_information_schema(true)
-        .with_default_catalog_and_schema("runlog", "public");
-    SessionContext::new_with_config(config)
+        .with_default_catalog_and_schema("runlog", "public")
+}
+
+fn new_context() -> SessionContext {
+    SessionContext::new_with_config(session_config(SessionConfig::new()))
 }
 
 /// A context over a warehouse: every table of its manifest, read from Parquet.
 pub fn context_from_warehouse(dir: &Path) -> Result<SessionContext> {
-    let manifest = store::read_manifest(dir)?;
     let ctx = new_context();
+    register_warehouse(&ctx, dir)?;
+    Ok(ctx)
+}
+
+/// Registers every table of a warehouse's manifest in `ctx`, as a listing of the committed
+/// Parquet files (absolute paths, so executors elsewhere can read them too).
+pub fn register_warehouse(ctx: &SessionContext, dir: &Path) -> Result<()> {
+    let dir = crate::location::local_path(dir)?;
+    let dir = dir.as_path();
+    let manifest = store::read_manifest(dir)?;
     let abs = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
     for &table in store::TABLES {
         let Some(files) = manifest.tables.get(table) else {
@@ -58,7 +71,7 @@ pub fn context_from_warehouse(dir: &Path) -> Result<SessionContext> {
             .with_schema(store::schema(table));
         ctx.register_table(table, Arc::new(ListingTable::try_new(config)?))?;
     }
-    Ok(ctx)
+    Ok(())
 }
 
 /// A context over tables held in memory.

@@ -491,6 +491,9 @@ pub struct Manifest {
     pub tables: BTreeMap<String, Vec<String>>,
     /// The ingest's accounting.
     pub summary: serde_json::Value,
+    /// The shards whose files make up `tables`, when written by `ingest --shard I/N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<crate::shard::Sharding>,
 }
 
 pub const MANIFEST: &str = "_manifest.json";
@@ -621,6 +624,28 @@ pub fn write_warehouse(
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let _lock = WarehouseLock::acquire(dir)?;
     let id = new_ingest_id();
+    let files = write_parts(dir, &id, tables)?;
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT.into(),
+        ingest_id: id.clone(),
+        created_at: chrono::Utc::now().to_rfc3339(),
+        tables: files,
+        summary,
+        shards: None,
+    };
+    publish_manifest(dir, &manifest)?;
+    // The new commit is published: files no manifest names are garbage now.
+    collect_garbage(dir, &manifest);
+    Ok(manifest)
+}
+
+/// Writes every table's batches as Parquet parts named `TABLE/part-ID-K.parquet`; returns
+/// the files by table, relative to `dir`. Nothing is committed.
+pub fn write_parts(
+    dir: &Path,
+    id: &str,
+    tables: &BTreeMap<&'static str, Vec<RecordBatch>>,
+) -> Result<BTreeMap<String, Vec<String>>> {
     // Each table is cut into parts of at most PART_ROWS rows; all parts are written in parallel.
     let mut jobs: Vec<(&'static str, String, &[RecordBatch])> = Vec::new();
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -645,15 +670,14 @@ pub fn write_warehouse(
     jobs.par_iter()
         .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), table, chunk))
         .collect::<Result<Vec<()>>>()?;
-    let manifest = Manifest {
-        format: MANIFEST_FORMAT.into(),
-        ingest_id: id.clone(),
-        created_at: chrono::Utc::now().to_rfc3339(),
-        tables: files,
-        summary,
-    };
-    let tmp = dir.join(format!("_manifest-{id}.tmp"));
-    let text = serde_json::to_string_pretty(&manifest)?;
+    Ok(files)
+}
+
+/// Publishes a manifest: written to a temporary file, synced, renamed into place (the
+/// one atomic step of a commit). The caller holds the warehouse lock.
+pub fn publish_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {
+    let tmp = dir.join(format!("_manifest-{}.tmp", manifest.ingest_id));
+    let text = serde_json::to_string_pretty(manifest)?;
     {
         use std::io::Write;
         let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
@@ -665,9 +689,7 @@ pub fn write_warehouse(
     if let Ok(d) = fs::File::open(dir) {
         let _ = d.sync_all();
     }
-    // The new commit is published: files no manifest names are garbage now.
-    collect_garbage(dir, &manifest);
-    Ok(manifest)
+    Ok(())
 }
 
 /// Removes Parquet files and temporary manifests that the committed manifest does not name.
