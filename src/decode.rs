@@ -15,25 +15,46 @@ use crate::event::Event;
 /// Bytes of a rejected line kept as its excerpt.
 pub const EXCERPT_BYTES: usize = 200;
 
+/// Bytes after the cut of an excerpt still read to recognise a secret the cut splits: a
+/// caller that keeps only the start of a line for its excerpt keeps
+/// `EXCERPT_BYTES + SECRET_LOOKAHEAD` bytes.
+pub const SECRET_LOOKAHEAD: usize = 32;
+
 /// The first bytes of a line, as text, with secrets masked.
+///
+/// A secret that starts before the cut is masked whole (it is recognised by reading a few
+/// bytes past the cut), never shown in part.
 pub fn excerpt(line: &[u8]) -> String {
-    let mut end = line.len().min(EXCERPT_BYTES);
-    // Cut on a character boundary when the line is UTF-8.
-    if let Err(e) = std::str::from_utf8(&line[..end]) {
-        if e.error_len().is_none() {
-            end = e.valid_up_to();
-        }
+    let end = utf8_cut(line, EXCERPT_BYTES);
+    let more = utf8_cut(&line[end..], SECRET_LOOKAHEAD);
+    let shown = String::from_utf8_lossy(&line[..end]);
+    let after = String::from_utf8_lossy(&line[end..end + more]);
+    mask_until(&format!("{shown}{after}"), shown.len())
+}
+
+/// `line.len().min(max)`, moved back to a character boundary when that splits a character
+/// of a line that is UTF-8 up to there.
+fn utf8_cut(line: &[u8], max: usize) -> usize {
+    let end = line.len().min(max);
+    match std::str::from_utf8(&line[..end]) {
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        _ => end,
     }
-    mask_secrets(&String::from_utf8_lossy(&line[..end]))
 }
 
 /// Masks substrings that look like API keys or bearer tokens.
 pub fn mask_secrets(s: &str) -> String {
+    mask_until(s, s.len())
+}
+
+/// `s[..stop]` with secrets masked, where a secret starting before `stop` is recognised
+/// (and masked) by reading `s` past `stop`.
+fn mask_until(s: &str, stop: usize) -> String {
     let bytes = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(stop);
     let mut i = 0;
     let is_tok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.';
-    while i < bytes.len() {
+    while i < stop {
         let rest = &s[i..];
         let prefix_len = if rest.starts_with("sk-") || rest.starts_with("sk_") {
             3
@@ -111,8 +132,12 @@ pub fn parse_line(line: &[u8]) -> std::result::Result<Event, String> {
         Some(raw) => parse_seq(raw.get())?,
     };
     let ts_text = required_string(env.ts, "ts")?;
-    let ts = parse_ts(&ts_text)
-        .ok_or_else(|| format!("`ts` is not an RFC 3339 timestamp with an offset: {ts_text:?}"))?;
+    let ts = parse_ts(&ts_text).ok_or_else(|| {
+        format!(
+            "`ts` is not an RFC 3339 timestamp with an offset: {:?}",
+            quote(&ts_text)
+        )
+    })?;
     let root = required_string(env.root, "root")?.into_owned();
     let session = required_string(env.session, "session")?.into_owned();
     let kind = required_string(env.kind, "type")?.into_owned();
@@ -131,7 +156,10 @@ pub fn parse_line(line: &[u8]) -> std::result::Result<Event, String> {
     };
     let data = match env.data {
         None => "{}".to_string(),
-        Some(raw) if raw.get().starts_with('{') => raw.get().to_string(),
+        Some(raw) if raw.get().starts_with('{') => {
+            check_data(raw.get())?;
+            raw.get().to_string()
+        }
         Some(raw) => {
             return Err(format!(
                 "`data` must be an object or null, found {}",
@@ -195,6 +223,110 @@ fn nests_deeper_than(line: &[u8], limit: usize) -> bool {
     false
 }
 
+/// Checks that `data` can be read the way every stage after ingest reads it (serde_json into
+/// values). The envelope's parse only checks its syntax, which lets through two things that
+/// reading refuses: a `\u` escape that is a lone surrogate and a number too large for an
+/// f64. Kept, such an event would reach the reducer as an empty payload, silently. Only
+/// data that could hold either (a `\u`, an exponent, a long run of digits) is read again.
+fn check_data(data: &str) -> std::result::Result<(), String> {
+    if !may_be_unreadable(data.as_bytes()) {
+        return Ok(());
+    }
+    serde_json::from_str::<Readable>(data)
+        .map(|_| ())
+        .map_err(|e| {
+            let s = e.to_string();
+            // The position is within `data`, not the line: leave it out.
+            let msg = s.rfind(" at line ").map_or(&s[..], |i| &s[..i]);
+            format!("`data` cannot be read as JSON: {msg}")
+        })
+}
+
+/// Whether `data` holds a `\u` escape, a digit followed by an exponent or 300 digits in a
+/// row (bytes inside strings count too: a false alarm only costs a second read).
+fn may_be_unreadable(data: &[u8]) -> bool {
+    let mut digits = 0;
+    let mut prev = 0u8;
+    for &b in data {
+        if b.is_ascii_digit() {
+            digits += 1;
+            if digits >= 300 {
+                return true;
+            }
+        } else {
+            if (digits > 0 && (b == b'e' || b == b'E')) || (b == b'u' && prev == b'\\') {
+                return true;
+            }
+            digits = 0;
+        }
+        prev = b;
+    }
+    false
+}
+
+/// Any JSON value, read in full (strings decoded, numbers converted) and thrown away.
+struct Readable;
+
+impl<'de> Deserialize<'de> for Readable {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(Readable)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Readable {
+    type Value = Readable;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<Readable, A::Error> {
+        while a.next_element::<Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<Readable, A::Error> {
+        while a.next_entry::<Readable, Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+}
+
+/// Bytes of a value from the line quoted in a reject reason.
+const QUOTED_BYTES: usize = 64;
+
+/// A value from the line as a reject reason quotes it: cut short, with secrets masked (the
+/// excerpt is capped and masked; the reason must not carry the value whole instead).
+fn quote(v: &str) -> String {
+    let cut = utf8_cut(v.as_bytes(), QUOTED_BYTES);
+    let mut q = mask_until(v, cut);
+    if cut < v.len() {
+        q.push('…');
+    }
+    q
+}
+
 fn json_err(e: &serde_json::Error) -> String {
     // serde_json appends " at line L column C"; the line is always 1 here.
     let s = e.to_string();
@@ -235,7 +367,11 @@ fn required_string<'a>(
 }
 
 fn parse_seq(raw: &str) -> std::result::Result<u64, String> {
-    let bad = || format!("`seq` must be an integer in 0..2^63, found {raw}");
+    // The raw JSON may hold whitespace such as `\r` or `\t`: the reason is one line.
+    let bad = || {
+        let shown = quote(raw).replace(|c: char| c.is_control(), " ");
+        format!("`seq` must be an integer in 0..2^63, found {shown}")
+    };
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
@@ -315,5 +451,69 @@ mod tests {
             "Authorization: Bearer ***"
         );
         assert_eq!(mask_secrets("sk-short"), "sk-short");
+    }
+
+    /// Found by the fuzz target: a secret the excerpt's cut split was shown in part.
+    #[test]
+    fn excerpt_masks_a_secret_the_cut_splits() {
+        for at in 180..EXCERPT_BYTES + 2 {
+            let line = format!("{}Bearer abcdefghijklmnopqrstuvwxyz\"}}", "x".repeat(at));
+            let ex = excerpt(line.as_bytes());
+            assert!(!ex.contains("abc"), "{at}: {ex:?}");
+            assert!(ex.len() <= EXCERPT_BYTES + 10, "{at}: {ex:?}");
+        }
+        let short = format!("{}Bearer abc\"}}", "x".repeat(190));
+        assert_eq!(excerpt(short.as_bytes()), short[..EXCERPT_BYTES]);
+    }
+
+    /// Found by the fuzz target: the reason quoted the `seq` or `ts` value whole, secrets
+    /// and all.
+    #[test]
+    fn reasons_quote_values_short_and_masked() {
+        let line = br#"{"seq":{"authorization":"Bearer abcdefghijklmnopqrstuvwxyz"},"ts":"x"}"#;
+        let err = parse_line(line).unwrap_err();
+        assert!(err.contains("Bearer ***") && !err.contains("abc"), "{err}");
+        let long = format!(
+            r#"{{"seq":1,"ts":"{}","root":"a","session":"a","type":"x"}}"#,
+            "9".repeat(10_000)
+        );
+        let err = parse_line(long.as_bytes()).unwrap_err();
+        assert!(err.contains("RFC 3339") && err.len() < 200, "{err}");
+        // Found by the fuzz target: JSON whitespace inside a raw `seq` value was quoted as is.
+        let err = parse_line(b"{\"seq\":{ \"a\"\r\r\t:1},\"ts\":\"x\"}").unwrap_err();
+        assert!(!err.chars().any(char::is_control), "{err:?}");
+    }
+
+    /// Data whose syntax is valid but that serde_json cannot read into values is rejected,
+    /// not kept with a payload every later stage would see as `{}`.
+    #[test]
+    fn unreadable_data_is_rejected() {
+        let line = |data: &str| {
+            format!(
+                r#"{{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"a","session":"a","type":"model/end","data":{data}}}"#
+            )
+        };
+        let long = format!(r#"{{"x":{}}}"#, "9".repeat(400));
+        for bad in [
+            r#"{"finish_reason":"stop","x":1e400}"#,
+            r#"{"x":"\ud800"}"#,
+            r#"{"x":[{"\udc00y":1}]}"#,
+            &long,
+        ] {
+            let err = parse_line(line(bad).as_bytes()).unwrap_err();
+            assert!(
+                err.starts_with("`data` cannot be read as JSON: "),
+                "{bad}: {err}"
+            );
+            assert!(!err.contains("column"), "{err}");
+        }
+        let long = format!(r#"{{"x":{},"id":"3e4f"}}"#, "9".repeat(300));
+        for good in [
+            r#"{"x":1e300,"y":-2.5E-400,"z":"\ud83d\ude00 \u00e9 e5"}"#,
+            &long,
+        ] {
+            let ev = parse_line(line(good).as_bytes()).unwrap();
+            assert_eq!(ev.data, good);
+        }
     }
 }
