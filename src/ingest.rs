@@ -14,6 +14,7 @@ use rayon::prelude::*;
 pub use crate::decode::{excerpt, mask_secrets, parse_line, parse_ts, EXCERPT_BYTES, MAX_DEPTH};
 use crate::error::{Error, Result};
 use crate::event::Event;
+use crate::import::{self, FileContext, Format};
 
 /// Default longest line accepted (SEMANTICS.md §7).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -22,15 +23,29 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Clone)]
 pub struct IngestOptions {
     pub max_line_bytes: usize,
+    /// The format of the input files; `Auto` detects each file's from its first records.
+    pub format: Format,
     /// Called with the number of compressed bytes read so far, from any thread.
     pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
+    /// Where canonical events go instead of memory (see [`crate::spill`]): called, from
+    /// any thread, with a batch of a file's events to drain. Imported files are kept in
+    /// memory (their roots are resolved across files first).
+    pub spill: Option<EventSink>,
 }
+
+/// A consumer of decoded events that takes them out of the given buffer.
+pub type EventSink = std::sync::Arc<dyn Fn(&mut Vec<Event>) + Send + Sync>;
+
+/// Events a reader holds before handing them to [`IngestOptions::spill`].
+pub const SPILL_BATCH: usize = 8192;
 
 impl Default for IngestOptions {
     fn default() -> Self {
         IngestOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            format: Format::Auto,
             progress: None,
+            spill: None,
         }
     }
 }
@@ -39,6 +54,7 @@ impl std::fmt::Debug for IngestOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IngestOptions")
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("format", &self.format)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -57,6 +73,8 @@ pub struct Reject {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FileSummary {
     pub file: String,
+    /// The file's format (`runlog`, or the source an importer read).
+    pub format: String,
     pub bytes: u64,
     /// Non-blank lines read.
     pub lines: u64,
@@ -64,6 +82,9 @@ pub struct FileSummary {
     pub kept: u64,
     pub duplicates: u64,
     pub rejects: u64,
+    /// Canonical events kept from the file (equal to `kept` for the canonical format; an
+    /// imported line may yield several events, or none when it is folded into another).
+    pub events: u64,
 }
 
 /// All events of one agent (one `root`), in `seq` order, duplicates removed.
@@ -96,6 +117,7 @@ impl Ingested {
             t.kept += f.kept;
             t.duplicates += f.duplicates;
             t.rejects += f.rejects;
+            t.events += f.events;
         }
         t
     }
@@ -164,19 +186,47 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> Res
 /// Ingests files and folders: discover, read in parallel, group, order, deduplicate.
 pub fn ingest_paths(paths: &[PathBuf], opts: &IngestOptions) -> Result<Ingested> {
     let (files, skipped) = discover(paths)?;
-    let mut ing = ingest_files(&files, opts)?;
+    let rels: Vec<String> = files.iter().map(|f| relative_name(f, paths)).collect();
+    let mut ing = ingest_files_with(&files, &rels, opts)?;
     ing.skipped_files = skipped.iter().map(|p| p.display().to_string()).collect();
     Ok(ing)
 }
 
+/// A file's path relative to the command-line folder it was found under (for a file named
+/// on the command line: its file name), with `/` separators. Importers use it in place of
+/// missing or placeholder ids.
+pub fn relative_name(file: &Path, args: &[PathBuf]) -> String {
+    let rel = args
+        .iter()
+        .filter(|a| a.is_dir())
+        .find_map(|a| file.strip_prefix(a).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| file.file_name().map(PathBuf::from).unwrap_or_default());
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// Reads the given files (already in the order that decides conflicts) and assembles agents.
 pub fn ingest_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Ingested> {
+    let rels: Vec<String> = files.iter().map(|f| relative_name(f, &[])).collect();
+    ingest_files_with(files, &rels, opts)
+}
+
+/// [`ingest_files`] with each file's relative name given (see [`relative_name`]).
+pub fn ingest_files_with(
+    files: &[PathBuf],
+    rels: &[String],
+    opts: &IngestOptions,
+) -> Result<Ingested> {
     let parsed: Vec<FileRead> = files
         .par_iter()
+        .zip(rels)
         .enumerate()
-        .map(|(i, p)| {
+        .map(|(i, (p, rel))| {
             let f = File::open(p).map_err(|e| Error::io(p, e))?;
-            read_stream(i as u32, &p.display().to_string(), f, opts)
+            read_stream_at(i as u32, &p.display().to_string(), rel, f, opts)
         })
         .collect::<Result<_>>()?;
     let mut ing = assemble(parsed);
@@ -188,7 +238,7 @@ pub fn ingest_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Ingested>
 /// reject's, is the first bytes of the line itself, so the files holding such lines are
 /// read again (conflicts are rare) to fetch them. Where a file cannot be read again, the
 /// stand-in excerpt made by [`assemble`] stays.
-fn excerpt_conflicts(files: &[PathBuf], ing: &mut Ingested, opts: &IngestOptions) {
+pub fn excerpt_conflicts(files: &[PathBuf], ing: &mut Ingested, opts: &IngestOptions) {
     let mut wanted: HashMap<&str, Vec<u64>> = HashMap::new();
     for r in &ing.rejects {
         if r.reason.starts_with(CONFLICT_REASON) {
@@ -256,6 +306,8 @@ fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u
 /// The events and rejects read from one stream, before assembly.
 #[derive(Debug, Default)]
 pub struct FileRead {
+    /// The format the file was read as.
+    pub format: Format,
     pub summary: FileSummary,
     pub events: Vec<Event>,
     pub rejects: Vec<Reject>,
@@ -289,6 +341,24 @@ pub fn read_stream<R: Read>(
     raw: R,
     opts: &IngestOptions,
 ) -> Result<FileRead> {
+    let rel = relative_name(Path::new(name), &[]);
+    read_stream_at(file_idx, name, &rel, raw, opts)
+}
+
+/// [`read_stream`] with the file's relative name (see [`relative_name`]), which importers
+/// use in place of missing ids.
+pub fn read_stream_at<R: Read>(
+    file_idx: u32,
+    name: &str,
+    rel: &str,
+    raw: R,
+    opts: &IngestOptions,
+) -> Result<FileRead> {
+    let ctx = FileContext {
+        file_idx,
+        name: name.to_string(),
+        rel: rel.to_string(),
+    };
     let mut counting = BufReader::with_capacity(
         1 << 16,
         CountingReader {
@@ -312,18 +382,18 @@ pub fn read_stream<R: Read>(
         "gzip" => {
             let mut r =
                 BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(counting));
-            read_lines(file_idx, name, &mut r, opts, &mut out, compression);
+            read_lines(&ctx, &mut r, opts, &mut out, compression);
             r.get_ref().get_ref().get_ref().count
         }
         "zstd" => {
             let dec = zstd::stream::read::Decoder::with_buffer(counting)
                 .map_err(|e| Error::io(name, e))?;
             let mut r = BufReader::with_capacity(1 << 16, dec);
-            read_lines(file_idx, name, &mut r, opts, &mut out, compression);
+            read_lines(&ctx, &mut r, opts, &mut out, compression);
             r.get_ref().get_ref().get_ref().count
         }
         _ => {
-            read_lines(file_idx, name, &mut counting, opts, &mut out, compression);
+            read_lines(&ctx, &mut counting, opts, &mut out, compression);
             counting.get_ref().count
         }
     };
@@ -387,8 +457,7 @@ fn memchr(s: &[u8]) -> Option<usize> {
 }
 
 fn read_lines<R: BufRead>(
-    file_idx: u32,
-    name: &str,
+    ctx: &FileContext,
     r: &mut R,
     opts: &IngestOptions,
     out: &mut FileRead,
@@ -396,23 +465,18 @@ fn read_lines<R: BufRead>(
 ) {
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
+    let mut lines = LineSink::new(ctx, opts.format, opts.spill.clone());
     loop {
         let res = next_line(r, &mut buf, opts.max_line_bytes);
         match res {
             Ok(LineRead::Eof) => break,
             Ok(LineRead::TooLong(len)) => {
                 line_no += 1;
-                out.summary.lines += 1;
-                out.summary.rejects += 1;
-                out.rejects.push(Reject {
-                    file: name.to_string(),
-                    line: line_no,
-                    reason: format!(
-                        "line is {len} bytes, longer than the limit of {} bytes",
-                        opts.max_line_bytes
-                    ),
-                    excerpt: excerpt(&buf),
-                });
+                let reason = format!(
+                    "line is {len} bytes, longer than the limit of {} bytes",
+                    opts.max_line_bytes
+                );
+                lines.reject(out, line_no, reason, excerpt(&buf));
             }
             Ok(LineRead::Line) => {
                 line_no += 1;
@@ -424,40 +488,164 @@ fn read_lines<R: BufRead>(
                     out.summary.blank += 1;
                     continue;
                 }
-                out.summary.lines += 1;
-                match parse_line(line) {
-                    Ok(mut ev) => {
-                        ev.file = file_idx;
-                        ev.line = line_no;
-                        out.events.push(ev);
-                    }
-                    Err(reason) => {
-                        out.summary.rejects += 1;
-                        out.rejects.push(Reject {
-                            file: name.to_string(),
-                            line: line_no,
-                            reason,
-                            excerpt: excerpt(line),
-                        });
-                    }
-                }
+                lines.line(out, line_no, line);
             }
             Err(e) => {
                 // A broken compressed stream (or a read error): what was read before stays,
                 // the break itself is recorded as a reject.
                 line_no += 1;
-                out.summary.lines += 1;
-                out.summary.rejects += 1;
-                out.rejects.push(Reject {
-                    file: name.to_string(),
-                    line: line_no,
-                    reason: format!("{compression} stream broken: {e}"),
-                    excerpt: excerpt(&buf),
-                });
+                let reason = format!("{compression} stream broken: {e}");
+                lines.reject(out, line_no, reason, excerpt(&buf));
                 break;
             }
         }
     }
+    lines.finish(out, line_no);
+}
+
+/// Where a file's non-blank lines go: the canonical decoder or the file format's importer.
+/// Under `auto` the first lines are held until one of them tells the format (or
+/// [`import::DETECT_RECORDS`] lines have not); a file that never tells is read as canonical,
+/// so its lines get the canonical decoder's reject reasons.
+struct LineSink<'c> {
+    ctx: &'c FileContext,
+    format: Format,
+    importer: Option<Box<dyn import::Importer>>,
+    /// Lines held while the format is undecided: (line number, bytes) or a reject.
+    held: Vec<Held>,
+    imported: Vec<Event>,
+    spill: Option<EventSink>,
+}
+
+enum Held {
+    Line(u64, Vec<u8>),
+    Reject(u64, String, String),
+}
+
+impl<'c> LineSink<'c> {
+    fn new(ctx: &'c FileContext, format: Format, spill: Option<EventSink>) -> Self {
+        let mut sink = LineSink {
+            ctx,
+            format,
+            importer: None,
+            held: Vec::new(),
+            imported: Vec::new(),
+            spill,
+        };
+        if format != Format::Auto {
+            sink.decide(format);
+        }
+        sink
+    }
+
+    fn decide(&mut self, format: Format) {
+        self.format = format;
+        self.importer = import::importer(format, self.ctx);
+    }
+
+    fn line(&mut self, out: &mut FileRead, line_no: u64, line: &[u8]) {
+        if self.format == Format::Auto {
+            let detected = import::detect_record(line);
+            self.held.push(Held::Line(line_no, line.to_vec()));
+            let lines_held = self
+                .held
+                .iter()
+                .filter(|h| matches!(h, Held::Line(..)))
+                .count();
+            match detected {
+                Some(f) => self.decide(f),
+                None if lines_held >= import::DETECT_RECORDS => self.decide(Format::Runlog),
+                None => return,
+            }
+            self.release(out);
+            return;
+        }
+        out.summary.lines += 1;
+        match &mut self.importer {
+            None => match parse_line(line) {
+                Ok(mut ev) => {
+                    ev.file = self.ctx.file_idx;
+                    ev.line = line_no;
+                    out.events.push(ev);
+                    if out.events.len() >= SPILL_BATCH {
+                        if let Some(spill) = &self.spill {
+                            spill(&mut out.events);
+                        }
+                    }
+                }
+                Err(reason) => push_reject(out, &self.ctx.name, line_no, reason, excerpt(line)),
+            },
+            Some(imp) => {
+                let before = self.imported.len();
+                match imp.line(line_no, line, &mut self.imported) {
+                    Ok(()) => {
+                        for ev in &mut self.imported[before..] {
+                            if ev.line == 0 {
+                                ev.line = line_no;
+                            }
+                        }
+                    }
+                    Err(reason) => {
+                        self.imported.truncate(before);
+                        push_reject(out, &self.ctx.name, line_no, reason, excerpt(line));
+                    }
+                }
+            }
+        }
+    }
+
+    fn reject(&mut self, out: &mut FileRead, line_no: u64, reason: String, excerpt: String) {
+        if self.format == Format::Auto {
+            self.held.push(Held::Reject(line_no, reason, excerpt));
+        } else {
+            out.summary.lines += 1;
+            push_reject(out, &self.ctx.name, line_no, reason, excerpt);
+        }
+    }
+
+    /// Feeds the held lines, in order, now that the format is known.
+    fn release(&mut self, out: &mut FileRead) {
+        for h in std::mem::take(&mut self.held) {
+            match h {
+                Held::Line(n, bytes) => self.line(out, n, &bytes),
+                Held::Reject(n, reason, ex) => self.reject(out, n, reason, ex),
+            }
+        }
+    }
+
+    fn finish(mut self, out: &mut FileRead, last_line: u64) {
+        if self.format == Format::Auto {
+            self.decide(Format::Runlog);
+            self.release(out);
+        }
+        if let Some(imp) = &mut self.importer {
+            let before = self.imported.len();
+            imp.finish(&mut self.imported);
+            for ev in &mut self.imported[before..] {
+                if ev.line == 0 {
+                    ev.line = last_line.max(1);
+                }
+            }
+            for ev in &mut self.imported {
+                ev.file = self.ctx.file_idx;
+            }
+            out.events.append(&mut self.imported);
+        } else if let Some(spill) = &self.spill {
+            spill(&mut out.events);
+        }
+        out.summary.format = self.format.name().to_string();
+        out.format = self.format;
+    }
+}
+
+fn push_reject(out: &mut FileRead, file: &str, line: u64, reason: String, excerpt: String) {
+    out.summary.rejects += 1;
+    out.rejects.push(Reject {
+        file: file.to_string(),
+        line,
+        reason,
+        excerpt,
+    });
 }
 
 /// Whether two events with the same root and seq have the same content (as JSON values).
@@ -482,80 +670,45 @@ const CONFLICT_REASON: &str = "conflicts with the event kept from";
 
 /// Groups the files' events by root, orders each agent by seq, and resolves duplicates:
 /// equal content is one event; different content keeps the first in (file, line) order.
+///
+/// Imported files (IMPORTERS.md) differ in two ways. A session's root may be named only by
+/// its parent's file, so roots are first followed through the sessions that name them. And
+/// the sources' counters restart in every file, so an imported root whose events come from
+/// several files is ordered by (ts, file, source seq) and numbered again from 0; equal
+/// content under one seq is still one event, but different content is no conflict there.
+/// An imported file's accounting counts lines: a line is a duplicate when every event it
+/// yielded was one, and kept otherwise (also when it was folded into another line's event).
 pub fn assemble(reads: Vec<FileRead>) -> Ingested {
     let mut files = Vec::with_capacity(reads.len());
+    let mut imported = Vec::with_capacity(reads.len());
     let mut rejects = Vec::new();
-    let mut by_root: HashMap<String, Vec<Event>, ahash::RandomState> = HashMap::default();
-    for fr in reads {
+    let mut all: Vec<Vec<Event>> = Vec::with_capacity(reads.len());
+    for mut fr in reads {
+        if fr.summary.format.is_empty() {
+            fr.summary.format = Format::Runlog.name().to_string();
+        }
+        imported.push(!matches!(fr.format, Format::Runlog | Format::Auto));
         files.push(fr.summary);
         rejects.extend(fr.rejects);
-        for ev in fr.events {
-            match by_root.get_mut(&ev.root) {
-                Some(v) => v.push(ev),
-                None => {
-                    by_root.insert(ev.root.clone(), vec![ev]);
-                }
-            }
-        }
+        all.push(fr.events);
     }
+    resolve_imported_roots(&mut all, &imported);
     let names: Vec<String> = files.iter().map(|f| f.file.clone()).collect();
-    // Per agent: its kept events, its conflicts (with the file index), its duplicates' files.
-    type Resolved = (Agent, Vec<(u32, Reject)>, Vec<u32>);
-    let mut agents: Vec<Resolved> = by_root
-        .into_par_iter()
-        .map(|(root, mut evs)| {
-            evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
-            let mut kept: Vec<Event> = Vec::with_capacity(evs.len());
-            let mut rej = Vec::new();
-            let mut dups = Vec::new();
-            for ev in evs {
-                if let Some(k) = kept.last() {
-                    if k.seq == ev.seq {
-                        if same_content(k, &ev) {
-                            dups.push(ev.file);
-                        } else {
-                            rej.push((
-                                ev.file,
-                                Reject {
-                                    file: names[ev.file as usize].clone(),
-                                    line: ev.line,
-                                    reason: format!(
-                                        "{CONFLICT_REASON} {}:{} (same root {:?} and seq {}, different content)",
-                                        names[k.file as usize], k.line, ev.root, ev.seq
-                                    ),
-                                    excerpt: mask_secrets(&format!(
-                                        "{{\"seq\":{},\"root\":{:?},\"session\":{:?},\"type\":{:?},\"data\":{}}}",
-                                        ev.seq, ev.root, ev.session, ev.kind, ev.data
-                                    ))
-                                    .chars()
-                                    .take(EXCERPT_BYTES)
-                                    .collect(),
-                                },
-                            ));
-                        }
-                        continue;
-                    }
-                }
-                kept.push(ev);
-            }
-            (Agent { root, events: kept }, rej, dups)
-        })
-        .collect();
-    agents.sort_unstable_by(|a, b| a.0.root.cmp(&b.0.root));
-    let mut out_agents = Vec::with_capacity(agents.len());
-    for (agent, rej, dups) in agents {
-        for f in dups {
-            files[f as usize].duplicates += 1;
-        }
-        for (f, r) in rej {
-            files[f as usize].rejects += 1;
-            rejects.push(r);
-        }
-        for ev in &agent.events {
-            files[ev.file as usize].kept += 1;
-        }
-        out_agents.push(agent);
+    let mut acc = Accounting::new(files.len());
+    let agents = assemble_events(all.into_iter().flatten(), &names, &imported, &mut acc);
+    acc.apply(&mut files, &imported);
+    rejects.append(&mut acc.conflicts);
+    sort_rejects(&mut rejects, &names);
+    Ingested {
+        files,
+        skipped_files: Vec::new(),
+        agents,
+        rejects,
     }
+}
+
+/// Orders rejects by (file in input order, line).
+pub fn sort_rejects(rejects: &mut [Reject], names: &[String]) {
     let order: HashMap<&str, usize> = names
         .iter()
         .enumerate()
@@ -564,10 +717,223 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
     rejects.sort_by(|a, b| {
         (order.get(a.file.as_str()), a.line).cmp(&(order.get(b.file.as_str()), b.line))
     });
-    Ingested {
-        files,
-        skipped_files: Vec::new(),
-        agents: out_agents,
-        rejects,
+}
+
+/// What assembly found per input file, added up over any number of [`assemble_events`]
+/// calls (one per partition of agents) and then written into the files' summaries.
+#[derive(Debug, Default)]
+pub struct Accounting {
+    kept: Vec<u64>,
+    duplicates: Vec<u64>,
+    events: Vec<u64>,
+    /// Imported files count lines: the lines with a kept event, the lines of duplicates.
+    kept_lines: Vec<Vec<u64>>,
+    dup_lines: Vec<Vec<u64>>,
+    /// Lines rejected because they conflict with a kept event (§1).
+    pub conflicts: Vec<Reject>,
+}
+
+impl Accounting {
+    pub fn new(files: usize) -> Self {
+        Accounting {
+            kept: vec![0; files],
+            duplicates: vec![0; files],
+            events: vec![0; files],
+            kept_lines: vec![Vec::new(); files],
+            dup_lines: vec![Vec::new(); files],
+            conflicts: Vec::new(),
+        }
+    }
+
+    /// Adds another partition's accounting.
+    pub fn merge(&mut self, mut other: Accounting) {
+        for f in 0..self.kept.len() {
+            self.kept[f] += other.kept[f];
+            self.duplicates[f] += other.duplicates[f];
+            self.events[f] += other.events[f];
+            self.kept_lines[f].append(&mut other.kept_lines[f]);
+            self.dup_lines[f].append(&mut other.dup_lines[f]);
+        }
+        self.conflicts.append(&mut other.conflicts);
+    }
+
+    /// Writes kept / duplicates / events (and conflict rejects) into the summaries, whose
+    /// `lines` and line-level `rejects` the readers already counted.
+    pub fn apply(&mut self, files: &mut [FileSummary], imported: &[bool]) {
+        for r in &self.conflicts {
+            if let Some(f) = files.iter_mut().find(|f| f.file == r.file) {
+                f.rejects += 1;
+            }
+        }
+        for (f, summary) in files.iter_mut().enumerate() {
+            summary.events = self.events[f];
+            if !imported[f] {
+                summary.kept = self.kept[f];
+                summary.duplicates = self.duplicates[f];
+                continue;
+            }
+            let kept = &mut self.kept_lines[f];
+            kept.sort_unstable();
+            kept.dedup();
+            let dups = &mut self.dup_lines[f];
+            dups.sort_unstable();
+            dups.dedup();
+            dups.retain(|l| kept.binary_search(l).is_err());
+            summary.duplicates = dups.len() as u64;
+            summary.kept = summary
+                .lines
+                .saturating_sub(summary.rejects)
+                .saturating_sub(summary.duplicates);
+        }
+    }
+}
+
+/// Groups events by root, orders each agent by seq and resolves duplicates and conflicts;
+/// returns the agents in root order and adds what it found to `acc`. Every event of a root
+/// must be in the one call (roots may not straddle calls).
+pub fn assemble_events(
+    events: impl IntoIterator<Item = Event>,
+    names: &[String],
+    imported: &[bool],
+    acc: &mut Accounting,
+) -> Vec<Agent> {
+    let mut by_root: HashMap<String, Vec<Event>, ahash::RandomState> = HashMap::default();
+    for ev in events {
+        match by_root.get_mut(&ev.root) {
+            Some(v) => v.push(ev),
+            None => {
+                by_root.insert(ev.root.clone(), vec![ev]);
+            }
+        }
+    }
+    // Per agent: its kept events, its conflicts, its duplicates' (file, line).
+    type Resolved = (Agent, Vec<Reject>, Vec<(u32, u64)>);
+    let mut agents: Vec<Resolved> = by_root
+        .into_par_iter()
+        .map(|(root, mut evs)| {
+            let is_imported = evs.iter().any(|e| imported[e.file as usize]);
+            evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
+            let mut kept: Vec<Event> = Vec::with_capacity(evs.len());
+            let mut rej = Vec::new();
+            let mut dups = Vec::new();
+            for ev in evs {
+                if let Some(k) = kept.last() {
+                    if k.seq == ev.seq {
+                        if same_content(k, &ev) {
+                            dups.push((ev.file, ev.line));
+                            continue;
+                        }
+                        if !is_imported {
+                            rej.push(conflict_reject(names, k, &ev));
+                            continue;
+                        }
+                    }
+                }
+                kept.push(ev);
+            }
+            if is_imported {
+                renumber_imported(&mut kept);
+            }
+            (Agent { root, events: kept }, rej, dups)
+        })
+        .collect();
+    agents.sort_unstable_by(|a, b| a.0.root.cmp(&b.0.root));
+    let mut out = Vec::with_capacity(agents.len());
+    for (agent, mut rej, dups) in agents {
+        for (f, line) in dups {
+            if imported[f as usize] {
+                acc.dup_lines[f as usize].push(line);
+            } else {
+                acc.duplicates[f as usize] += 1;
+            }
+        }
+        acc.conflicts.append(&mut rej);
+        for ev in &agent.events {
+            let f = ev.file as usize;
+            acc.events[f] += 1;
+            if imported[f] {
+                acc.kept_lines[f].push(ev.line);
+            } else {
+                acc.kept[f] += 1;
+            }
+        }
+        out.push(agent);
+    }
+    out
+}
+
+/// The reject of a line whose (root, seq) was already kept with other content (§1).
+fn conflict_reject(names: &[String], kept: &Event, ev: &Event) -> Reject {
+    Reject {
+        file: names[ev.file as usize].clone(),
+        line: ev.line,
+        reason: format!(
+            "{CONFLICT_REASON} {}:{} (same root {:?} and seq {}, different content)",
+            names[kept.file as usize], kept.line, ev.root, ev.seq
+        ),
+        excerpt: mask_secrets(&format!(
+            "{{\"seq\":{},\"root\":{:?},\"session\":{:?},\"type\":{:?},\"data\":{}}}",
+            ev.seq, ev.root, ev.session, ev.kind, ev.data
+        ))
+        .chars()
+        .take(EXCERPT_BYTES)
+        .collect(),
+    }
+}
+
+/// Imported events name the root their own file knows; a subagent's file may know only its
+/// parent session. Each session whose events name another root points there; roots are
+/// followed along those links (across files) to the top.
+pub fn resolve_imported_roots(all: &mut [Vec<Event>], imported: &[bool]) {
+    let mut up: HashMap<String, String> = HashMap::new();
+    for (f, evs) in all.iter().enumerate() {
+        if !imported[f] {
+            continue;
+        }
+        for ev in evs {
+            if ev.session != ev.root {
+                up.entry(ev.session.clone())
+                    .or_insert_with(|| ev.root.clone());
+            }
+        }
+    }
+    if up.is_empty() {
+        return;
+    }
+    let top = |start: &str| -> Option<String> {
+        let mut cur = start;
+        let mut steps = 0;
+        while let Some(next) = up.get(cur) {
+            if next == start || steps > 64 {
+                break; // a cycle: keep the root as written
+            }
+            cur = next;
+            steps += 1;
+        }
+        (cur != start).then(|| cur.to_string())
+    };
+    for (f, evs) in all.iter_mut().enumerate() {
+        if !imported[f] {
+            continue;
+        }
+        for ev in evs.iter_mut() {
+            if let Some(t) = top(&ev.root) {
+                ev.root = t;
+            }
+        }
+    }
+}
+
+/// Orders an imported agent's events and numbers them again when its files' counters
+/// cannot be compared (several files) or collide; a single file's own order is kept.
+fn renumber_imported(kept: &mut [Event]) {
+    let several_files = kept.windows(2).any(|w| w[0].file != w[1].file);
+    let collide = kept.windows(2).any(|w| w[0].seq == w[1].seq);
+    if !several_files && !collide {
+        return;
+    }
+    kept.sort_by_key(|e| (e.ts, e.file, e.seq, e.line));
+    for (i, ev) in kept.iter_mut().enumerate() {
+        ev.seq = i as u64;
     }
 }

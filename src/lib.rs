@@ -13,6 +13,7 @@ pub mod error;
 pub mod event;
 pub mod gen;
 pub mod html;
+pub mod import;
 pub mod ingest;
 pub mod location;
 pub mod query;
@@ -20,6 +21,7 @@ pub mod reduce;
 pub mod replay;
 pub mod report;
 pub mod shard;
+pub mod spill;
 pub mod store;
 
 use std::collections::BTreeMap;

@@ -79,6 +79,16 @@ object stores are not supported yet."
         /// them (without it, such a shard is refused).
         #[arg(long, requires = "shard")]
         reshard: bool,
+        /// The format of the input files (the same as --input-format): auto, runlog,
+        /// harness, kestrel, codex, claude-code, anthropic, openai.
+        #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format, conflicts_with = "input_format")]
+        format: Option<runlog::import::Format>,
+        /// Ingest through P partitions on disk (by hash of root), so that memory holds one
+        /// partition's agents at a time: for logs larger than memory. 0 ingests in memory.
+        /// Default: in memory below 1 GiB of input, else one partition per 64 MiB of input
+        /// (compressed files counted 8x). Not with --shard.
+        #[arg(long, value_name = "P", conflicts_with = "shard")]
+        spill_partitions: Option<usize>,
     },
     /// Run one SQL statement over the tables (text, or a path to a .sql file).
     #[command(
@@ -186,6 +196,20 @@ struct ReadArgs {
     /// Lines longer than this many bytes are rejected.
     #[arg(long, default_value_t = runlog::ingest::DEFAULT_MAX_LINE_BYTES)]
     max_line_bytes: usize,
+    /// The format of the input files. `auto` detects each file's format from its first
+    /// records (a folder may mix formats); the others read every file as that source:
+    /// runlog (EVENTS.md), harness (deepseek-harness logs and captures), kestrel (runner
+    /// events, NDJSON or SSE), codex (Codex CLI rollouts), claude-code (Claude Code
+    /// transcripts with their subagents/ files), anthropic (Messages SSE chunks), openai
+    /// (Responses SSE chunks).
+    /// (`ingest` also takes it as `--format`; on `query` and `report`, `--format` is the
+    /// output format.)
+    #[arg(long = "input-format", default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
+    input_format: runlog::import::Format,
+}
+
+fn parse_format(s: &str) -> Result<runlog::import::Format, String> {
+    s.parse()
 }
 
 #[derive(Args, Clone)]
@@ -273,6 +297,7 @@ fn ingest_options(
 ) -> (IngestOptions, Option<indicatif::ProgressBar>) {
     let mut opts = IngestOptions {
         max_line_bytes: read.max_line_bytes,
+        format: read.input_format,
         ..Default::default()
     };
     if !std::io::stderr().is_terminal() {
@@ -411,6 +436,31 @@ fn localize(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Spill partitions for an input of this size: none below 1 GiB, else one per 64 MiB
+/// (gzip and zstd files counted at 8 times their size).
+fn auto_partitions(paths: &[PathBuf]) -> usize {
+    let Ok((files, _)) = runlog::ingest::discover(paths) else {
+        return 0;
+    };
+    let bytes: u64 = files
+        .iter()
+        .map(|f| {
+            let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+            let name = f.to_string_lossy();
+            if name.ends_with(".gz") || name.ends_with(".zst") {
+                len * 8
+            } else {
+                len
+            }
+        })
+        .sum();
+    if bytes < 1 << 30 {
+        0
+    } else {
+        bytes.div_ceil(64 << 20) as usize
+    }
+}
+
 fn parse_max_rejects(s: &str, lines: u64) -> Result<u64> {
     if let Some(p) = s.strip_suffix('%') {
         let pct: f64 = p
@@ -478,8 +528,61 @@ fn run(mut cli: Cli) -> Result<()> {
             quiet,
             shard,
             reshard,
+            spill_partitions,
+            format,
         } => {
+            let mut read = read;
+            if let Some(f) = format {
+                read.input_format = f;
+            }
             let start = std::time::Instant::now();
+            let partitions = match (spill_partitions, shard) {
+                (Some(p), _) => p,
+                (None, Some(_)) => 0,
+                (None, None) => auto_partitions(&paths),
+            };
+            if partitions > 0 {
+                let (opts, bar) = ingest_options(&read, &paths);
+                let summary = runlog::spill::ingest_to_warehouse(
+                    &paths,
+                    &opts,
+                    &warehouse,
+                    partitions,
+                    |s| match &max_rejects {
+                        Some(limit) => {
+                            let max = parse_max_rejects(limit, s.lines_read)
+                                .map_err(|e| runlog::Error::Invalid(format!("{e:#}")))?;
+                            if s.rejects > max {
+                                return Err(runlog::Error::TooManyRejects {
+                                    rejects: s.rejects,
+                                    lines: s.lines_read,
+                                    limit: limit.clone(),
+                                });
+                            }
+                            Ok(())
+                        }
+                        None => Ok(()),
+                    },
+                );
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+                let summary = summary?;
+                if !quiet {
+                    print_summary(&summary, &warehouse);
+                    eprintln!("  spilled through {partitions} partition(s)");
+                }
+                if let Some(p) = summary_json {
+                    let text = serde_json::to_string_pretty(&summary)?;
+                    if p.as_os_str() == "-" {
+                        println!("{text}");
+                    } else {
+                        std::fs::write(&p, text)
+                            .with_context(|| format!("writing {}", p.display()))?;
+                    }
+                }
+                return Ok(());
+            }
             if let Some(s) = shard {
                 // Refuse a shard the warehouse will not take before reading any input.
                 runlog::shard::precheck(&warehouse, s, reshard)?;

@@ -69,6 +69,7 @@ pub fn schema(table: &str) -> SchemaRef {
             f("file", S, false),
             f("line", I, false),
             f("data", S, false),
+            f("source", S, false),
         ],
         "intervals" => vec![
             f("root", S, false),
@@ -196,6 +197,8 @@ pub fn schema(table: &str) -> SchemaRef {
             f("kept", I, false),
             f("duplicates", I, false),
             f("rejects", I, false),
+            f("format", S, false),
+            f("events", I, false),
         ],
         other => panic!("unknown table {other}"),
     };
@@ -239,6 +242,7 @@ pub fn events_batches(ing: &Ingested) -> Result<Vec<RecordBatch>> {
 /// The `events` table in batches of at most `rows` rows.
 pub fn events_batches_sized(ing: &Ingested, rows: usize) -> Result<Vec<RecordBatch>> {
     let names = ing.file_names();
+    let formats: Vec<&str> = ing.files.iter().map(|f| f.format.as_str()).collect();
     let all: Vec<&crate::event::Event> = ing.agents.iter().flat_map(|a| &a.events).collect();
     // Batches are independent: build them in parallel.
     all.par_chunks(rows.max(1))
@@ -256,6 +260,7 @@ pub fn events_batches_sized(ing: &Ingested, rows: usize) -> Result<Vec<RecordBat
                     s(chunk.iter().map(|e| names[e.file as usize])),
                     i(chunk.iter().map(|e| e.line as i64)),
                     s(chunk.iter().map(|e| e.data.as_str())),
+                    s(chunk.iter().map(|e| formats[e.file as usize])),
                 ],
             )
         })
@@ -288,6 +293,8 @@ pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
             i(files.iter().map(|x| x.kept as i64)),
             i(files.iter().map(|x| x.duplicates as i64)),
             i(files.iter().map(|x| x.rejects as i64)),
+            s(files.iter().map(|x| x.format.as_str())),
+            i(files.iter().map(|x| x.events as i64)),
         ],
     )
 }

@@ -1,6 +1,9 @@
 //! Golden cases as data: every folder under `tests/cases/` is one case.
 //!
-//! - `input.jsonl`, or an `input/` folder of log files: what is ingested.
+//! - `input.jsonl`, or an `input/` folder of log files: what is ingested; or `input.paths`:
+//!   one path per line, relative to the case folder (files or folders, e.g. real sample
+//!   logs under `tests/samples/`), ingested together. `input.format` (optional) holds the
+//!   `--format` to read them with; without it, `auto`.
 //! - `expected/<table>.csv`: hand-written rows of that table. The header names the columns
 //!   compared (any subset, any order); rows may be in any order; an empty field is NULL;
 //!   booleans are `true`/`false`. For `rejects`, `file` is relative to the case folder and a
@@ -50,12 +53,24 @@ fn read_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 fn run_case(dir: &Path) -> Result<(), String> {
-    let input = if dir.join("input").is_dir() {
-        dir.join("input")
+    let inputs: Vec<PathBuf> = if dir.join("input.paths").is_file() {
+        std::fs::read_to_string(dir.join("input.paths"))
+            .unwrap()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| dir.join(l))
+            .collect()
+    } else if dir.join("input").is_dir() {
+        vec![dir.join("input")]
     } else {
-        dir.join("input.jsonl")
+        vec![dir.join("input.jsonl")]
     };
-    let loaded = runlog::load(&[input], &IngestOptions::default()).map_err(|e| e.to_string())?;
+    let mut opts = IngestOptions::default();
+    if let Ok(f) = std::fs::read_to_string(dir.join("input.format")) {
+        opts.format = f.trim().parse().map_err(|e: String| e)?;
+    }
+    let loaded = runlog::load(&inputs, &opts).map_err(|e| e.to_string())?;
     let ctx = runlog::query::context_from_batches(loaded.batches().map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -1,0 +1,776 @@
+//! Claude Code transcripts (IMPORTERS.md §4): `~/.claude/projects/<project>/<sessionId>.jsonl`
+//! and its subagents' files `<sessionId>/subagents/agent-<agentId>.jsonl`, one record per line
+//! (`type` = `user`, `assistant`, `system`, `progress`, `queue-operation`,
+//! `file-history-snapshot`, `summary`…).
+//!
+//! root = `sessionId`; session = `sessionId`, or `<sessionId>/<agentId>` for a subagent's
+//! records (`agentId`; a sidechain without one: `<sessionId>/sidechain`); turn = the `uuid`
+//! of the prompt that opened it.
+//!
+//! | record | canonical |
+//! |---|---|
+//! | user prompt (text, not `isMeta` / `isCompactSummary` / tool results / interrupt) | root: `inbox/receipt{message_id: uuid, kind: prompt}` + `turn/start`, or `{kind: steer}` while a turn is open; subagent: `turn/start` |
+//! | `queue-operation` `enqueue` | `inbox/receipt{message_id: "<file>:<line>", kind: queued}` |
+//! | assistant lines (one content block each) | `text/delta`, `reasoning/delta`, `tool/call`; per `message.id`, once its last line was read, `model/end{finish_reason: stop_reason, usage}` (disjoint usage) |
+//! | assistant `isApiErrorMessage` (`API Error: <status> {json}`) | `model/end{error}` |
+//! | user `tool_result` | `tool/result{ok \| error (is_error), detail: first line of the error}` |
+//! | `[Request interrupted by user…]` | `turn/end{kind: interrupted, cause: user}` + *syn* `agent/idle` |
+//! | first `system` `stop_hook_summary` (not `preventedContinuation`) or `turn_duration` while a turn is open | `turn/end{kind: stop_reason ?? end_turn, text: last message's text, inferred}` + *syn* `agent/idle` |
+//! | Task `tool_use` → `progress` `agent_progress{agentId}` (or its `tool_result`'s `toolUseResult.agentId`) | `session/start{parent: sessionId, parent_turn: the Task's turn}` of `<sessionId>/<agentId>` |
+//! | the Task's `tool_result` with `toolUseResult{agentId, status}` | the subagent turn's `turn/end{kind: status, text, inferred}` (its file has no end marker) |
+//!
+//! `idle` and receipts belong to the root session only. Everything else (progress, hooks,
+//! snapshots, compaction boundaries and summaries, meta lines) is kept as
+//! `claude-code:<type>` in the open turn. A turn with no end marker stays open.
+//!
+//! Time: the file's line order is the order Claude Code wrote, but its `timestamp`s are
+//! creation times that may run backwards by a few ms (tool results, hook progress). Since
+//! ingest orders a root spread over several files (a transcript and its subagents) by
+//! time, each event's `ts` is `max(timestamp, previous ts)` of its file, so that order is
+//! kept; a record without a timestamp takes the previous one (`data.ts_synthetic`).
+//! `seq` numbers the file's events; ingest renumbers the merged root.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    error_object, event, flag, parse_rfc3339, unmapped, usage_disjoint, FileContext, Format,
+    Importer, Unmapped,
+};
+use crate::event::Event;
+
+/// The model message (`message.id`) whose block lines are being read.
+struct Msg {
+    id: String,
+    turn: Option<String>,
+    /// The message's last line so far (its `model/end` is attributed there).
+    line: u64,
+    usage: Option<Value>,
+    stop_reason: Option<String>,
+    text: String,
+}
+
+/// What the importer tracks per session of the file.
+#[derive(Default)]
+struct Sess {
+    /// The open turn.
+    turn: Option<String>,
+    msg: Option<Msg>,
+    /// Text and stop reason of the open turn's last message with text / a stop reason.
+    last_text: String,
+    last_stop: Option<String>,
+}
+
+/// A subagent as the parent transcript knows it.
+#[derive(Default)]
+struct Agent {
+    started: bool,
+    /// The subagent's turn: the uuid of its first message (`agent_progress.data.message`).
+    turn: Option<String>,
+}
+
+pub struct ClaudeCodeImporter {
+    rel: String,
+    next_seq: u64,
+    /// The last `ts` given (µs); `None` before the first timestamp.
+    last_ts: Option<i64>,
+    root: Option<String>,
+    /// The session of the last record: the one of records that name none.
+    file_session: Option<String>,
+    /// Records read before any `sessionId` / timestamp: (line, record).
+    held: Vec<(u64, Map<String, Value>)>,
+    sessions: HashMap<String, Sess>,
+    /// Task `tool_use` id → (session, turn) that called it.
+    tasks: HashMap<String, (String, Option<String>)>,
+    agents: HashMap<String, Agent>,
+}
+
+const INTERRUPT: &str = "[Request interrupted by user";
+
+impl ClaudeCodeImporter {
+    pub fn new(ctx: &FileContext) -> Self {
+        ClaudeCodeImporter {
+            rel: ctx.rel.clone(),
+            next_seq: 0,
+            last_ts: None,
+            root: None,
+            file_session: None,
+            held: Vec::new(),
+            sessions: HashMap::new(),
+            tasks: HashMap::new(),
+            agents: HashMap::new(),
+        }
+    }
+
+    fn root(&self) -> &str {
+        self.root.as_deref().unwrap_or(&self.rel)
+    }
+
+    /// Advances the file's clock to a record's time (never backwards).
+    fn clock(&mut self, ts: Option<i64>) {
+        self.last_ts = match (ts, self.last_ts) {
+            (Some(t), Some(last)) => Some(t.max(last)),
+            (t, last) => t.or(last),
+        };
+    }
+
+    fn push(
+        &mut self,
+        out: &mut Vec<Event>,
+        line: u64,
+        session: &str,
+        turn: Option<&str>,
+        kind: &str,
+        data: Value,
+    ) {
+        let ts = self.last_ts.unwrap_or(0);
+        let mut ev = event(self.next_seq, ts, self.root(), session, turn, kind, data);
+        ev.line = line;
+        out.push(ev);
+        self.next_seq += 1;
+    }
+
+    fn open_turn(&self, session: &str) -> Option<String> {
+        self.sessions.get(session).and_then(|s| s.turn.clone())
+    }
+
+    /// Keeps a record as `claude-code:<type>` in its session's open turn.
+    fn keep(&mut self, out: &mut Vec<Event>, session: &str, raw_type: &str, mut data: Value) {
+        let turn = self.open_turn(session);
+        if let Value::Object(m) = &data {
+            if !m.contains_key("timestamp") {
+                flag(&mut data, "ts_synthetic");
+            }
+        }
+        let kind = unmapped(Format::ClaudeCode, raw_type);
+        self.push(out, 0, session, turn.as_deref(), &kind, data);
+    }
+
+    /// Ends the session's current model message: its `model/end`.
+    fn flush_msg(&mut self, out: &mut Vec<Event>, session: &str) {
+        let Some(sess) = self.sessions.get_mut(session) else {
+            return;
+        };
+        let Some(msg) = sess.msg.take() else { return };
+        if !msg.text.is_empty() {
+            sess.last_text = msg.text;
+        }
+        if msg.stop_reason.is_some() {
+            sess.last_stop = msg.stop_reason.clone();
+        }
+        let mut data = json!({});
+        if let Some(r) = msg.stop_reason {
+            data["finish_reason"] = json!(r);
+        }
+        if let Some(u) = msg.usage {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            data["usage"] = usage_disjoint(
+                n("input_tokens"),
+                n("cache_read_input_tokens"),
+                n("cache_creation_input_tokens"),
+                n("output_tokens"),
+            );
+        }
+        data["message_id"] = json!(msg.id);
+        self.push(
+            out,
+            msg.line,
+            session,
+            msg.turn.as_deref(),
+            "model/end",
+            data,
+        );
+    }
+
+    /// Ends the session's open turn: `turn/end` (+ a synthetic idle for the root).
+    fn end_turn(&mut self, out: &mut Vec<Event>, session: &str, mut data: Value) {
+        self.flush_msg(out, session);
+        let Some(sess) = self.sessions.get_mut(session) else {
+            return;
+        };
+        let Some(turn) = sess.turn.take() else { return };
+        sess.last_text.clear();
+        sess.last_stop = None;
+        self.push(
+            out,
+            0,
+            session,
+            Some(&turn),
+            "turn/end",
+            std::mem::take(&mut data),
+        );
+        if session == self.root() {
+            let root = self.root().to_string();
+            self.push(
+                out,
+                0,
+                &root,
+                None,
+                "agent/idle",
+                json!({ "synthetic": true }),
+            );
+        }
+    }
+
+    /// Emits a subagent's `session/start` once, naming the turn of the Task that spawned it.
+    fn start_agent(&mut self, out: &mut Vec<Event>, agent_id: &str, tool_use: Option<&str>) {
+        let agent = self.agents.entry(agent_id.to_string()).or_default();
+        if agent.started {
+            return;
+        }
+        agent.started = true;
+        let (parent, parent_turn) = match tool_use.and_then(|t| self.tasks.get(t)) {
+            Some((s, t)) => (s.clone(), t.clone()),
+            None => (self.root().to_string(), None),
+        };
+        let child = format!("{}/{agent_id}", self.root());
+        self.push(
+            out,
+            0,
+            &child,
+            None,
+            "session/start",
+            json!({ "parent": parent, "parent_turn": parent_turn, "agent_id": agent_id }),
+        );
+    }
+
+    fn progress(
+        &mut self,
+        out: &mut Vec<Event>,
+        session: &str,
+        ts: Option<i64>,
+        record: Map<String, Value>,
+    ) {
+        let data = record.get("data");
+        let ds = |k: &str| data.and_then(|d| d.get(k)).and_then(Value::as_str);
+        if ds("type") == Some("agent_progress") {
+            if let Some(agent_id) = ds("agentId").map(str::to_string) {
+                let tool_use = record
+                    .get("parentToolUseID")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let message = data.and_then(|d| d.get("message"));
+                let ms = |k: &str| message.and_then(|m| m.get(k)).and_then(Value::as_str);
+                if !self.agents.get(&agent_id).is_some_and(|a| a.started) {
+                    // The subagent started when its first message was written (its own
+                    // file's first line), which may be a little before this record.
+                    let first = ms("timestamp").and_then(parse_rfc3339);
+                    self.clock(match (first, ts) {
+                        (Some(f), Some(t)) => Some(f.min(t)),
+                        (f, t) => f.or(t),
+                    });
+                    self.start_agent(out, &agent_id, tool_use.as_deref());
+                }
+                let agent = self.agents.entry(agent_id).or_default();
+                if agent.turn.is_none() && ms("type") == Some("user") {
+                    agent.turn = ms("uuid").map(str::to_string);
+                }
+            }
+        }
+        self.clock(ts);
+        self.keep(out, session, "progress", Value::Object(record));
+    }
+
+    fn assistant(
+        &mut self,
+        out: &mut Vec<Event>,
+        line: u64,
+        session: &str,
+        record: Map<String, Value>,
+    ) {
+        let msg = record.get("message");
+        let uuid = record.get("uuid").and_then(Value::as_str).unwrap_or("");
+        let id = msg
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .unwrap_or(uuid)
+            .to_string();
+        if self
+            .sessions
+            .get(session)
+            .and_then(|s| s.msg.as_ref())
+            .is_some_and(|m| m.id != id)
+        {
+            self.flush_msg(out, session);
+        }
+        // Output with no prompt before it (a resumed or continued session): an inferred turn.
+        if self.open_turn(session).is_none() {
+            let turn = super::id_or(Some(uuid), &format!("{}:{line}", self.rel));
+            self.sessions.entry(session.to_string()).or_default().turn = Some(turn.clone());
+            self.push(
+                out,
+                0,
+                session,
+                Some(&turn),
+                "turn/start",
+                json!({ "inferred": true }),
+            );
+        }
+        let turn = self.open_turn(session);
+        let blocks = msg.and_then(|m| m.get("content"));
+        if record.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
+            let text = content_text(blocks);
+            let err = api_error(&text, record.get("error").and_then(Value::as_str));
+            self.push(
+                out,
+                0,
+                session,
+                turn.as_deref(),
+                "model/end",
+                json!({ "error": err }),
+            );
+            return;
+        }
+        let usage = msg.and_then(|m| m.get("usage")).cloned();
+        let stop = msg
+            .and_then(|m| m.get("stop_reason"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let sess = self.sessions.entry(session.to_string()).or_default();
+        let m = sess.msg.get_or_insert_with(|| Msg {
+            id,
+            turn: turn.clone(),
+            line,
+            usage: None,
+            stop_reason: None,
+            text: String::new(),
+        });
+        m.line = line;
+        if usage.is_some() {
+            m.usage = usage;
+        }
+        if stop.is_some() {
+            m.stop_reason = stop;
+        }
+        let mut mapped = 0;
+        for b in blocks.and_then(Value::as_array).into_iter().flatten() {
+            let s = |k: &str| b.get(k).and_then(Value::as_str);
+            let (kind, data) = match s("type") {
+                Some("text") => {
+                    let t = s("text").unwrap_or_default();
+                    if let Some(m) = self.sessions.get_mut(session).and_then(|s| s.msg.as_mut()) {
+                        m.text.push_str(t);
+                    }
+                    ("text/delta", json!({ "text": t }))
+                }
+                Some("thinking") => (
+                    "reasoning/delta",
+                    json!({ "text": s("thinking").unwrap_or_default() }),
+                ),
+                Some("tool_use") => {
+                    let call_id = s("id").unwrap_or_default();
+                    let name = s("name").unwrap_or_default();
+                    if matches!(name, "Task" | "Agent") {
+                        let at = (session.to_string(), turn.clone());
+                        self.tasks.insert(call_id.to_string(), at);
+                    }
+                    let arguments = b.get("input").cloned().unwrap_or_else(|| json!({}));
+                    let data = json!({ "call_id": call_id, "name": name, "arguments": arguments });
+                    ("tool/call", data)
+                }
+                _ => continue,
+            };
+            self.push(out, 0, session, turn.as_deref(), kind, data);
+            mapped += 1;
+        }
+        if mapped == 0 {
+            self.keep(out, session, "assistant", Value::Object(record));
+        }
+    }
+
+    fn user(&mut self, out: &mut Vec<Event>, line: u64, session: &str, record: Map<String, Value>) {
+        let content = record.get("message").and_then(|m| m.get("content"));
+        let is = |k: &str| record.get(k).and_then(Value::as_bool) == Some(true);
+        if is("isMeta") || is("isCompactSummary") || is("isVisibleInTranscriptOnly") {
+            return self.keep(out, session, "user", Value::Object(record));
+        }
+        let results: Vec<&Value> = content
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .collect();
+        let text = content_text(content);
+        if !results.is_empty() {
+            let turn = self.open_turn(session);
+            let mut evs = Vec::new();
+            for r in &results {
+                let call_id = r.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                let mut data = json!({ "call_id": call_id, "status": "ok" });
+                if r.get("is_error").and_then(Value::as_bool) == Some(true) {
+                    data["status"] = json!("error");
+                    let detail = first_line(&content_text(r.get("content")));
+                    if !detail.is_empty() {
+                        data["detail"] = json!(detail);
+                    }
+                }
+                evs.push((call_id.to_string(), data));
+            }
+            for (_, data) in evs.iter() {
+                self.push(
+                    out,
+                    0,
+                    session,
+                    turn.as_deref(),
+                    "tool/result",
+                    data.clone(),
+                );
+            }
+            // A Task's result tells how its subagent ended.
+            if let Some(res) = record.get("toolUseResult").filter(|r| r.is_object()) {
+                let agent_id = res.get("agentId").and_then(Value::as_str);
+                if let (Some(agent_id), Some((call_id, _))) = (agent_id, evs.first()) {
+                    self.agent_result(out, agent_id, call_id, res);
+                }
+            }
+            if text.starts_with(INTERRUPT) {
+                self.interrupt(out, session);
+            }
+            return;
+        }
+        if text.starts_with(INTERRUPT) {
+            if self.open_turn(session).is_some() {
+                return self.interrupt(out, session);
+            }
+            return self.keep(out, session, "user", Value::Object(record));
+        }
+        // A prompt.
+        self.flush_msg(out, session);
+        let uuid = record.get("uuid").and_then(Value::as_str);
+        let id = super::id_or(uuid, &format!("{}:{line}", self.rel));
+        let is_root = session == self.root();
+        match (self.open_turn(session), is_root) {
+            (None, _) => {
+                if is_root {
+                    self.push(
+                        out,
+                        0,
+                        session,
+                        None,
+                        "inbox/receipt",
+                        json!({ "message_id": id, "kind": "prompt" }),
+                    );
+                }
+                let sess = self.sessions.entry(session.to_string()).or_default();
+                sess.turn = Some(id.clone());
+                sess.last_text.clear();
+                sess.last_stop = None;
+                self.push(out, 0, session, Some(&id), "turn/start", json!({}));
+            }
+            (Some(_), true) => self.push(
+                out,
+                0,
+                session,
+                None,
+                "inbox/receipt",
+                json!({ "message_id": id, "kind": "steer" }),
+            ),
+            (Some(_), false) => self.keep(out, session, "user", Value::Object(record)),
+        }
+    }
+
+    fn interrupt(&mut self, out: &mut Vec<Event>, session: &str) {
+        self.end_turn(
+            out,
+            session,
+            json!({ "reason": { "kind": "interrupted", "cause": "user" } }),
+        );
+    }
+
+    /// The Task's `toolUseResult{agentId, status, content}`: the subagent's turn ended.
+    fn agent_result(&mut self, out: &mut Vec<Event>, agent_id: &str, call_id: &str, res: &Value) {
+        self.start_agent(out, agent_id, Some(call_id));
+        let Some(status) = res.get("status").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(turn) = self.agents.get_mut(agent_id).and_then(|a| a.turn.take()) else {
+            return;
+        };
+        let child = format!("{}/{agent_id}", self.root());
+        let mut data = json!({ "reason": { "kind": status }, "inferred": true });
+        let text = content_text(res.get("content"));
+        if !text.is_empty() {
+            data["text"] = json!(text);
+        }
+        self.push(out, 0, &child, Some(&turn), "turn/end", data);
+    }
+
+    fn system(&mut self, out: &mut Vec<Event>, session: &str, record: Map<String, Value>) {
+        let subtype = record.get("subtype").and_then(Value::as_str);
+        let prevented = record.get("preventedContinuation").and_then(Value::as_bool) == Some(true);
+        let ends = match subtype {
+            Some("stop_hook_summary") => !prevented,
+            Some("turn_duration") => true,
+            _ => false,
+        };
+        if ends && self.open_turn(session).is_some() {
+            self.flush_msg(out, session);
+            let sess = self.sessions.entry(session.to_string()).or_default();
+            let kind = sess.last_stop.clone().unwrap_or_else(|| "end_turn".into());
+            let mut data = json!({ "reason": { "kind": kind }, "inferred": true });
+            if !sess.last_text.is_empty() {
+                data["text"] = json!(sess.last_text);
+            }
+            return self.end_turn(out, session, data);
+        }
+        self.keep(out, session, "system", Value::Object(record))
+    }
+
+    /// One record whose root and time are known.
+    fn record(
+        &mut self,
+        out: &mut Vec<Event>,
+        line: u64,
+        ts: Option<i64>,
+        record: Map<String, Value>,
+    ) {
+        let s = |k: &str| {
+            record
+                .get(k)
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+        };
+        let session = match (s("agentId"), record.get("isSidechain")) {
+            (Some(agent), _) => format!("{}/{agent}", self.root()),
+            (None, Some(Value::Bool(true))) => format!("{}/sidechain", self.root()),
+            (None, _) if s("sessionId").is_some() => self.root().to_string(),
+            (None, _) => self
+                .file_session
+                .clone()
+                .unwrap_or_else(|| self.root().to_string()),
+        };
+        self.file_session = Some(session.clone());
+        let raw_type = s("type").unwrap_or("record").to_string();
+        if raw_type != "progress" {
+            self.clock(ts); // `progress` moves the clock itself
+        }
+        match raw_type.as_str() {
+            "user" => self.user(out, line, &session, record),
+            "assistant" => self.assistant(out, line, &session, record),
+            "system" => self.system(out, &session, record),
+            "progress" => self.progress(out, &session, ts, record),
+            "queue-operation" if s("operation") == Some("enqueue") && session == self.root() => {
+                let id = format!("{}:{line}", self.rel);
+                self.push(
+                    out,
+                    0,
+                    &session,
+                    None,
+                    "inbox/receipt",
+                    json!({ "message_id": id, "kind": "queued" }),
+                );
+            }
+            _ => self.keep(out, &session, &raw_type, Value::Object(record)),
+        }
+    }
+
+    /// Records read before the file named its session and time.
+    fn release_held(&mut self, out: &mut Vec<Event>) {
+        for (line, record) in std::mem::take(&mut self.held) {
+            let session = self
+                .file_session
+                .clone()
+                .unwrap_or_else(|| self.root().to_string());
+            let raw_type = record
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("record")
+                .to_string();
+            let mut data = Value::Object(record);
+            flag(&mut data, "ts_synthetic");
+            let kind = unmapped(Format::ClaudeCode, &raw_type);
+            self.push(out, line, &session, None, &kind, data);
+        }
+    }
+}
+
+impl Importer for ClaudeCodeImporter {
+    fn line(&mut self, line_no: u64, line: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
+        let record = Unmapped::parse(line)?;
+        let ts = record
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339);
+        let sid = record
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .filter(|s| !super::is_placeholder(Some(s)));
+        if self.root.is_none() {
+            match (sid, ts) {
+                (Some(sid), Some(_)) => {
+                    self.root = Some(sid.to_string());
+                    self.clock(ts);
+                    self.release_held(out);
+                }
+                _ => {
+                    self.held.push((line_no, record));
+                    return Ok(());
+                }
+            }
+        }
+        self.record(out, line_no, ts, record);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<Event>) {
+        self.release_held(out);
+        let mut sessions: Vec<String> = self.sessions.keys().cloned().collect();
+        sessions.sort();
+        for s in sessions {
+            self.flush_msg(out, &s);
+        }
+    }
+}
+
+/// The text of a `content` value: a string, or its `text` blocks joined.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// The first line of a text, at most 200 characters.
+fn first_line(text: &str) -> String {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// The Error of an `isApiErrorMessage` line: `API Error: <status> {"type":"error","error":
+/// {"type":…,"message":…}}`; other texts (`API Error: Request timed out.`) keep the record's
+/// `error` field, if any, as the raw code.
+fn api_error(text: &str, error_field: Option<&str>) -> Value {
+    let rest = text
+        .trim()
+        .strip_prefix("API Error:")
+        .unwrap_or(text)
+        .trim();
+    let (status, rest) = match rest.split_once(' ') {
+        Some((n, r)) if n.len() == 3 && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (n.parse::<i64>().ok(), r.trim())
+        }
+        _ => (None, rest),
+    };
+    let body: Option<Value> = rest
+        .find('{')
+        .and_then(|i| serde_json::from_str(&rest[i..]).ok());
+    let inner = body.as_ref().and_then(|b| b.get("error"));
+    let raw = inner
+        .and_then(|e| e.get("type"))
+        .and_then(Value::as_str)
+        .or(error_field);
+    let message = inner
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or(text);
+    error_object(Format::ClaudeCode, raw, message, None, status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_error_text_gives_code_status_and_raw_code() {
+        let e = api_error(
+            r#"API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":null}"#,
+            None,
+        );
+        assert_eq!(e["code"], "completion_unavailable");
+        assert_eq!(e["details"]["http_status"], 529);
+        assert_eq!(e["details"]["raw_code"], "overloaded_error");
+        assert_eq!(e["message"], "Overloaded");
+        let e = api_error("API Error: Request timed out.", None);
+        assert_eq!(e["code"], Value::Null);
+        assert_eq!(e["message"], "API Error: Request timed out.");
+    }
+
+    fn run(lines: &[&str]) -> Vec<Event> {
+        let ctx = FileContext {
+            file_idx: 0,
+            name: "s.jsonl".into(),
+            rel: "s.jsonl".into(),
+        };
+        let mut imp = ClaudeCodeImporter::new(&ctx);
+        let mut out = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            let before = out.len();
+            imp.line(i as u64 + 1, l.as_bytes(), &mut out).unwrap();
+            for ev in &mut out[before..] {
+                if ev.line == 0 {
+                    ev.line = i as u64 + 1; // as ingest does
+                }
+            }
+        }
+        imp.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn api_error_line_is_a_model_error_and_time_never_runs_back() {
+        let evs = run(&[
+            r#"{"type":"summary","summary":"x"}"#,
+            r#"{"type":"user","sessionId":"s","uuid":"u1","isSidechain":false,"timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"hi"}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"a1","isSidechain":false,"timestamp":"2026-01-01T00:00:01Z","isApiErrorMessage":true,"message":{"id":"x","content":[{"type":"text","text":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow\"}}"}]}}"#,
+        ]);
+        let kinds: Vec<&str> = evs.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "claude-code:summary",
+                "inbox/receipt",
+                "turn/start",
+                "model/end"
+            ]
+        );
+        assert!(evs.windows(2).all(|w| w[0].ts <= w[1].ts));
+        assert_eq!(evs[0].line, 1);
+        let d: Value = serde_json::from_str(&evs[3].data).unwrap();
+        assert_eq!(d["error"]["code"], "completion_rate_limited");
+        assert_eq!(evs[3].turn.as_deref(), Some("u1"));
+    }
+
+    #[test]
+    fn main_transcript_links_its_task_subagent() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/samples/claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let evs = run(&lines);
+        let sid = "258c7280-ae70-4798-800f-63464d01a85d";
+        let child = format!("{sid}/a881341");
+        let starts: Vec<&Event> = evs.iter().filter(|e| e.kind == "session/start").collect();
+        assert_eq!(starts.len(), 1);
+        assert_eq!(starts[0].session, child);
+        assert_eq!(starts[0].root, sid);
+        assert_eq!(starts[0].line, 1474); // the first agent_progress
+        let d: Value = serde_json::from_str(&starts[0].data).unwrap();
+        assert_eq!(d["parent"], sid);
+        // The Task tool_use (line 1473) is in the turn opened by line 496.
+        assert_eq!(d["parent_turn"], "0a5857c1-7c3d-4165-b520-c7eff1cfa27a");
+        // The Task's result (line 1480, toolUseResult.status "completed") ends the child's turn.
+        let end = evs
+            .iter()
+            .find(|e| e.kind == "turn/end" && e.session == child)
+            .unwrap();
+        assert_eq!(end.line, 1480);
+        assert_eq!(
+            end.turn.as_deref(),
+            Some("99c77085-8ebd-4871-bdf6-ea5801acb7c9")
+        );
+        assert!(evs
+            .windows(2)
+            .all(|w| w[0].ts <= w[1].ts && w[0].seq < w[1].seq));
+    }
+}

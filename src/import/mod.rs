@@ -1,0 +1,524 @@
+//! Importers: the logs real agent runtimes and providers write (IMPORTERS.md), turned into
+//! canonical events (EVENTS.md) so that one reducer serves every format.
+//!
+//! Ingest reads every file the same way (decompression, line splitting, limits); what it
+//! does with a line depends on the file's [`Format`]. The canonical format is decoded by
+//! [`crate::decode`]; every other format has an [`Importer`]: a small stateful object that
+//! receives the file's lines in order and pushes canonical events. Records an importer has
+//! no mapping for are kept as `<source>:<raw type>` events, never dropped.
+//!
+//! After all files are read, [`crate::ingest`] links sessions to their roots across files
+//! (a subagent's file names its parent) and, where one imported root spans several files,
+//! orders its events by time and numbers them again (the sources' own counters restart per
+//! file; the native one stays in `data.src_seq` where the importer keeps it).
+
+pub mod anthropic;
+pub mod claude_code;
+pub mod codex;
+pub mod harness;
+pub mod kestrel;
+pub mod openai;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{json, Map, Value};
+
+use crate::event::Event;
+
+/// The format of an input file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Format {
+    /// Detect each file's format from its first records.
+    #[default]
+    Auto,
+    /// The canonical envelope of EVENTS.md.
+    Runlog,
+    /// deepseek-harness persisted logs, JSON-RPC captures and headless stream captures.
+    Harness,
+    /// Kestrel runner events (NDJSON or SSE).
+    Kestrel,
+    /// Codex CLI rollouts.
+    Codex,
+    /// Claude Code transcripts (with their `subagents/` files).
+    ClaudeCode,
+    /// Anthropic Messages SSE chunks.
+    Anthropic,
+    /// OpenAI Responses SSE chunks.
+    Openai,
+}
+
+impl Format {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [Format; 8] = [
+        Format::Auto,
+        Format::Runlog,
+        Format::Harness,
+        Format::Kestrel,
+        Format::Codex,
+        Format::ClaudeCode,
+        Format::Anthropic,
+        Format::Openai,
+    ];
+
+    /// The name used on the command line and in the `source` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Runlog => "runlog",
+            Format::Harness => "harness",
+            Format::Kestrel => "kestrel",
+            Format::Codex => "codex",
+            Format::ClaudeCode => "claude-code",
+            Format::Anthropic => "anthropic",
+            Format::Openai => "openai",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Format::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown format {s:?} (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// How many leading records `auto` may look at before it gives up.
+pub const DETECT_RECORDS: usize = 16;
+
+/// The format of one record, if that record alone tells. `None`: look at the next one.
+///
+/// SSE framing (`event:` / `data:` lines) is stripped before the record is examined.
+pub fn detect_record(line: &[u8]) -> Option<Format> {
+    let line = trim_ascii(line);
+    if line.starts_with(b"event:") || line.starts_with(b":") {
+        return None;
+    }
+    let (sse, body) = match line.strip_prefix(b"data:") {
+        Some(b) => (true, trim_ascii(b)),
+        None => (false, line),
+    };
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let o = v.as_object()?;
+    let s = |k: &str| o.get(k).and_then(Value::as_str);
+    let ty = s("type").unwrap_or("");
+    // The canonical envelope: seq, root, session, type.
+    if o.contains_key("seq") && o.contains_key("root") && o.contains_key("session") && !sse {
+        return Some(Format::Runlog);
+    }
+    if (ty == "session" && o.contains_key("version") && o.contains_key("id"))
+        || ty == "session_event"
+        || matches!(
+            s("method"),
+            Some("session.event" | "session.status" | "subagent.started" | "subagent.finished")
+        )
+    {
+        return Some(Format::Harness);
+    }
+    if ty.starts_with("run.") || ty.starts_with("runner.") || ty.starts_with("conversation.") {
+        if o.contains_key("payload") || sse {
+            return Some(Format::Kestrel);
+        }
+    }
+    if ty == "session_meta" && o.contains_key("timestamp") && o.contains_key("payload") {
+        return Some(Format::Codex);
+    }
+    if o.contains_key("sessionId") && o.contains_key("uuid") && o.contains_key("isSidechain") {
+        return Some(Format::ClaudeCode);
+    }
+    if ty == "message_start" && o.contains_key("message") {
+        return Some(Format::Anthropic);
+    }
+    if ty == "response.created" && o.contains_key("response") {
+        return Some(Format::Openai);
+    }
+    None
+}
+
+fn trim_ascii(mut b: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = b {
+        if first.is_ascii_whitespace() {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = b {
+        if last.is_ascii_whitespace() {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    b
+}
+
+/// The JSON record of one line of a provider stream capture: `data: {…}` gives `{…}`, a bare
+/// JSON line is itself; `None` for SSE framing that carries no record (`event:`, `id:`,
+/// `retry:`, `:` comments, `data: [DONE]`, an empty `data:`).
+pub fn sse_payload(line: &[u8]) -> Option<&[u8]> {
+    let line = trim_ascii(line);
+    if let Some(body) = line.strip_prefix(b"data:") {
+        let body = trim_ascii(body);
+        return (!body.is_empty() && body != b"[DONE]").then_some(body);
+    }
+    let framing: [&[u8]; 4] = [b"event:", b"id:", b"retry:", b":"];
+    if line.is_empty() || framing.iter().any(|p| line.starts_with(p)) {
+        return None;
+    }
+    Some(line)
+}
+
+/// What an importer knows of the file it reads.
+#[derive(Debug, Clone)]
+pub struct FileContext {
+    /// Index of the file in the ingest's file list (`Event::file`).
+    pub file_idx: u32,
+    /// The path as the user named it (shown in rejects and the `files` table).
+    pub name: String,
+    /// The path relative to the folder it was found under (for a file named on the
+    /// command line: its file name). Stands in for missing and placeholder ids, so that
+    /// unrelated files never merge, and finds sibling files (`session.jsonl` beside
+    /// `session.1.jsonl`, `<id>.jsonl` beside `<id>/subagents/`).
+    pub rel: String,
+}
+
+/// A stateful reader of one file of one source format.
+pub trait Importer: Send {
+    /// One non-blank line (1-based `line_no`; BOM and line end removed). Pushes the
+    /// canonical events it yields. Events whose `line` is 0 are attributed to this line;
+    /// `file` is always set by the caller. An `Err` is the reason the line is rejected.
+    fn line(&mut self, line_no: u64, line: &[u8], out: &mut Vec<Event>) -> Result<(), String>;
+
+    /// End of the file: pushes what was held back (events whose `line` is 0 are attributed
+    /// to the last line).
+    fn finish(&mut self, out: &mut Vec<Event>);
+}
+
+/// The importer of a format; `None` for the canonical format (and `Auto`).
+pub fn importer(format: Format, ctx: &FileContext) -> Option<Box<dyn Importer>> {
+    match format {
+        Format::Auto | Format::Runlog => None,
+        Format::Harness => Some(Box::new(harness::HarnessImporter::new(ctx))),
+        Format::Kestrel => Some(Box::new(kestrel::KestrelImporter::new(ctx))),
+        Format::Codex => Some(Box::new(codex::CodexImporter::new(ctx))),
+        Format::ClaudeCode => Some(Box::new(claude_code::ClaudeCodeImporter::new(ctx))),
+        Format::Anthropic => Some(Box::new(anthropic::AnthropicImporter::new(ctx))),
+        Format::Openai => Some(Box::new(openai::OpenaiImporter::new(ctx))),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared helpers for importers.
+
+/// A canonical event. `data` must be a JSON object (`{}` when empty); `line` 0 means
+/// "the line being read".
+pub fn event(
+    seq: u64,
+    ts: i64,
+    root: &str,
+    session: &str,
+    turn: Option<&str>,
+    kind: &str,
+    data: Value,
+) -> Event {
+    let data = match data {
+        Value::Object(m) if m.is_empty() => "{}".to_string(),
+        Value::Object(m) => Value::Object(m).to_string(),
+        Value::Null => "{}".to_string(),
+        other => json!({ "value": other }).to_string(),
+    };
+    Event {
+        seq,
+        ts,
+        root: root.to_string(),
+        session: session.to_string(),
+        turn: turn.map(str::to_string),
+        kind: kind.to_string(),
+        data,
+        file: 0,
+        line: 0,
+    }
+}
+
+/// Whether an id is missing or a template placeholder (`{{…}}`), so the file path must
+/// stand in for it.
+pub fn is_placeholder(id: Option<&str>) -> bool {
+    match id {
+        None => true,
+        Some(s) => {
+            let t = s.trim();
+            t.is_empty() || (t.starts_with("{{") && t.ends_with("}}"))
+        }
+    }
+}
+
+/// `id` unless it is missing or a placeholder, else `fallback` (the file's `rel` path).
+pub fn id_or(id: Option<&str>, fallback: &str) -> String {
+    if is_placeholder(id) {
+        fallback.to_string()
+    } else {
+        id.unwrap_or_default().to_string()
+    }
+}
+
+/// RFC 3339 text to microseconds since the epoch.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    crate::ingest::parse_ts(s)
+}
+
+/// Synthetic timestamps for sources that record none (or 0): file start + ordinal µs.
+/// Callers add `"ts_synthetic": true` to the event's data.
+pub fn synthetic_ts(file_start_micros: i64, ordinal: u64) -> i64 {
+    file_start_micros.saturating_add(ordinal as i64)
+}
+
+/// Sets `key: true` on an event's data object (e.g. `ts_synthetic`, `synthetic`, `inferred`).
+pub fn flag(data: &mut Value, key: &str) {
+    if let Value::Object(m) = data {
+        m.insert(key.to_string(), Value::Bool(true));
+    }
+}
+
+/// A record the importer has no mapping for: kept as `<source>:<raw type>` with the whole
+/// record as its data (non-object records under `value`).
+pub fn unmapped(source: Format, raw_type: &str) -> String {
+    format!("{}:{}", source.name(), raw_type)
+}
+
+/// Canonical Usage from disjoint counts (harness, Anthropic, Claude Code): input includes
+/// the cache reads and writes, `cached_input_tokens` = cache reads.
+pub fn usage_disjoint(input: u64, cache_read: u64, cache_write: u64, output: u64) -> Value {
+    let input_all = input + cache_read + cache_write;
+    json!({
+        "input_tokens": input_all,
+        "output_tokens": output,
+        "total_tokens": input_all + output,
+        "cached_input_tokens": cache_read,
+        "cache_write_tokens": cache_write,
+    })
+}
+
+/// Canonical Usage from inclusive counts (OpenAI, Codex): `cached` is already part of
+/// `input`.
+pub fn usage_inclusive(input: u64, cached: u64, output: u64, reasoning: u64) -> Value {
+    json!({
+        "input_tokens": input,
+        "output_tokens": output,
+        "total_tokens": input + output,
+        "cached_input_tokens": cached,
+        "reasoning_tokens": reasoning,
+    })
+}
+
+/// Table E of IMPORTERS.md: a source's raw error code to the canonical `completion_…`
+/// code, `None` when unlisted (the raw code is then kept as the code).
+pub fn canonical_error_code(source: Format, raw: &str) -> Option<&'static str> {
+    use Format::*;
+    let c = match (source, raw) {
+        (Harness, "AUTH" | "INVALID_CREDENTIAL" | "MISSING_CREDENTIAL")
+        | (Kestrel, "MODEL_AUTH_ERROR")
+        | (Codex, "unauthorized")
+        | (Anthropic | ClaudeCode, "authentication_error" | "permission_error")
+        | (Openai, "invalid_api_key") => "completion_unauthorized",
+        (Harness, "RATE_LIMIT")
+        | (Kestrel, "MODEL_RATE_LIMITED")
+        | (Anthropic | ClaudeCode, "rate_limit_error")
+        | (Openai, "rate_limit_exceeded") => "completion_rate_limited",
+        (Harness, "SERVER")
+        | (Codex, "internal_server_error")
+        | (Anthropic | ClaudeCode, "api_error" | "overloaded_error")
+        | (Openai, "server_error") => "completion_unavailable",
+        (Harness, "TIMEOUT") | (Kestrel, "MODEL_TIMEOUT") => "completion_timed_out",
+        (Harness, "TRANSPORT" | "EMPTY_RESPONSE")
+        | (Kestrel, "MODEL_NETWORK_ERROR")
+        | (Codex, "response_stream_disconnected" | "http_connection_failed") => "completion_failed",
+        (Harness, "CONTEXT_WINDOW_EXCEEDED")
+        | (Codex, "context_window_exceeded")
+        | (Openai, "context_length_exceeded") => "completion_context_too_large",
+        (Harness, "QUOTA") | (Codex, "usage_limit_exceeded") | (Openai, "insufficient_quota") => {
+            "completion_billing_denied"
+        }
+        (Harness, "INVALID_REQUEST")
+        | (Kestrel, "MODEL_VALIDATION_ERROR")
+        | (Codex, "bad_request")
+        | (Anthropic | ClaudeCode, "invalid_request_error")
+        | (Openai, "invalid_prompt") => "completion_rejected",
+        (Harness, r) if r.starts_with("HTTP_4") => "completion_rejected",
+        _ => return None,
+    };
+    Some(c)
+}
+
+/// A canonical Error object (EVENTS.md) from a source's raw code: `code` by table E (the
+/// raw code itself when unlisted), the raw code in `details.raw_code`, the HTTP status in
+/// `details.http_status`. No recorded flag means `retryable: false`.
+pub fn error_object(
+    source: Format,
+    raw_code: Option<&str>,
+    message: &str,
+    retryable: Option<bool>,
+    http_status: Option<i64>,
+) -> Value {
+    let mut details = Map::new();
+    if let Some(raw) = raw_code {
+        details.insert("raw_code".into(), Value::String(raw.to_string()));
+    }
+    if let Some(s) = http_status {
+        details.insert("http_status".into(), Value::from(s));
+    }
+    let code = raw_code.map(|r| canonical_error_code(source, r).unwrap_or(r).to_string());
+    json!({
+        "code": code,
+        "message": message,
+        "retryable": retryable.unwrap_or(false),
+        "details": if details.is_empty() { Value::Null } else { Value::Object(details) },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_each_format_from_a_typical_first_record() {
+        let cases: [(&str, Option<Format>); 10] = [
+            (
+                r#"{"seq":1,"ts":"2026-01-01T00:00:00Z","root":"a","session":"a","type":"x"}"#,
+                Some(Format::Runlog),
+            ),
+            (
+                r#"{"type":"session","version":0,"id":"x","createdAt":0}"#,
+                Some(Format::Harness),
+            ),
+            (
+                r#"{"method":"session.event","params":{}}"#,
+                Some(Format::Harness),
+            ),
+            (
+                r#"{"type":"session_event","sessionId":"s","event":{}}"#,
+                Some(Format::Harness),
+            ),
+            (
+                r#"{"id":"c1","type":"run.started","ts":"2026-01-01T00:00:00Z","payload":{}}"#,
+                Some(Format::Kestrel),
+            ),
+            (
+                r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}"#,
+                Some(Format::Codex),
+            ),
+            (
+                r#"{"parentUuid":null,"isSidechain":false,"sessionId":"s","uuid":"u"}"#,
+                Some(Format::ClaudeCode),
+            ),
+            (
+                r#"data: {"type":"message_start","message":{"id":"m"}}"#,
+                Some(Format::Anthropic),
+            ),
+            (
+                r#"{"type":"response.created","response":{"id":"r"}}"#,
+                Some(Format::Openai),
+            ),
+            (r#"{"type":"file-history-snapshot","messageId":"m"}"#, None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(detect_record(line.as_bytes()), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn error_codes_follow_table_e_and_keep_the_raw_code() {
+        let e = error_object(
+            Format::Harness,
+            Some("RATE_LIMIT"),
+            "slow down",
+            None,
+            Some(429),
+        );
+        assert_eq!(e["code"], "completion_rate_limited");
+        assert_eq!(e["details"]["raw_code"], "RATE_LIMIT");
+        assert_eq!(e["details"]["http_status"], 429);
+        assert_eq!(e["retryable"], false);
+        let e = error_object(Format::Openai, Some("weird"), "m", Some(true), None);
+        assert_eq!(e["code"], "weird");
+        assert_eq!(e["retryable"], true);
+        assert_eq!(
+            canonical_error_code(Format::Harness, "HTTP_418"),
+            Some("completion_rejected")
+        );
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+        }
+        assert!("csv".parse::<Format>().unwrap_err().contains("claude-code"));
+    }
+}
+
+/// The fallback of an importer: every record kept as `<source>:<raw type>` (voice
+/// unknown), in one session named after the file, with synthetic timestamps. Importers use
+/// it for the records they have no mapping for.
+pub struct Unmapped {
+    pub source: Format,
+    pub session: String,
+    pub next_seq: u64,
+}
+
+impl Unmapped {
+    pub fn new(source: Format, ctx: &FileContext) -> Self {
+        Unmapped {
+            source,
+            session: ctx.rel.clone(),
+            next_seq: 0,
+        }
+    }
+
+    /// Parses a line as a JSON object (an `Err` is the reject reason).
+    pub fn parse(line: &[u8]) -> Result<Map<String, Value>, String> {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err("record is not a JSON object".to_string()),
+            Err(e) => Err(format!("invalid JSON: {e}")),
+        }
+    }
+
+    /// Keeps one record as an unmapped event.
+    pub fn keep(&mut self, record: Map<String, Value>, out: &mut Vec<Event>) {
+        let raw_type = record
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("record")
+            .to_string();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut data = Value::Object(record);
+        flag(&mut data, "ts_synthetic");
+        out.push(event(
+            seq,
+            synthetic_ts(0, seq),
+            &self.session,
+            &self.session,
+            None,
+            &unmapped(self.source, &raw_type),
+            data,
+        ));
+    }
+}
