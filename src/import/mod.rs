@@ -131,10 +131,10 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     {
         return Some(Format::Harness);
     }
-    if ty.starts_with("run.") || ty.starts_with("runner.") || ty.starts_with("conversation.") {
-        if o.contains_key("payload") || sse {
-            return Some(Format::Kestrel);
-        }
+    if (ty.starts_with("run.") || ty.starts_with("runner.") || ty.starts_with("conversation."))
+        && (o.contains_key("payload") || sse)
+    {
+        return Some(Format::Kestrel);
     }
     if ty == "session_meta" && o.contains_key("timestamp") && o.contains_key("payload") {
         return Some(Format::Codex);
@@ -392,6 +392,56 @@ pub fn error_object(
     })
 }
 
+/// The fallback of an importer: every record kept as `<source>:<raw type>` (voice
+/// unknown), in one session named after the file, with synthetic timestamps. Importers use
+/// it for the records they have no mapping for.
+pub struct Unmapped {
+    pub source: Format,
+    pub session: String,
+    pub next_seq: u64,
+}
+
+impl Unmapped {
+    pub fn new(source: Format, ctx: &FileContext) -> Self {
+        Unmapped {
+            source,
+            session: ctx.rel.clone(),
+            next_seq: 0,
+        }
+    }
+
+    /// Parses a line as a JSON object (an `Err` is the reject reason).
+    pub fn parse(line: &[u8]) -> Result<Map<String, Value>, String> {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err("record is not a JSON object".to_string()),
+            Err(e) => Err(format!("invalid JSON: {e}")),
+        }
+    }
+
+    /// Keeps one record as an unmapped event.
+    pub fn keep(&mut self, record: Map<String, Value>, out: &mut Vec<Event>) {
+        let raw_type = record
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("record")
+            .to_string();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut data = Value::Object(record);
+        flag(&mut data, "ts_synthetic");
+        out.push(event(
+            seq,
+            synthetic_ts(0, seq),
+            &self.session,
+            &self.session,
+            None,
+            &unmapped(self.source, &raw_type),
+            data,
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,55 +520,5 @@ mod tests {
             assert_eq!(f.name().parse::<Format>().unwrap(), f);
         }
         assert!("csv".parse::<Format>().unwrap_err().contains("claude-code"));
-    }
-}
-
-/// The fallback of an importer: every record kept as `<source>:<raw type>` (voice
-/// unknown), in one session named after the file, with synthetic timestamps. Importers use
-/// it for the records they have no mapping for.
-pub struct Unmapped {
-    pub source: Format,
-    pub session: String,
-    pub next_seq: u64,
-}
-
-impl Unmapped {
-    pub fn new(source: Format, ctx: &FileContext) -> Self {
-        Unmapped {
-            source,
-            session: ctx.rel.clone(),
-            next_seq: 0,
-        }
-    }
-
-    /// Parses a line as a JSON object (an `Err` is the reject reason).
-    pub fn parse(line: &[u8]) -> Result<Map<String, Value>, String> {
-        match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Object(m)) => Ok(m),
-            Ok(_) => Err("record is not a JSON object".to_string()),
-            Err(e) => Err(format!("invalid JSON: {e}")),
-        }
-    }
-
-    /// Keeps one record as an unmapped event.
-    pub fn keep(&mut self, record: Map<String, Value>, out: &mut Vec<Event>) {
-        let raw_type = record
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("record")
-            .to_string();
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let mut data = Value::Object(record);
-        flag(&mut data, "ts_synthetic");
-        out.push(event(
-            seq,
-            synthetic_ts(0, seq),
-            &self.session,
-            &self.session,
-            None,
-            &unmapped(self.source, &raw_type),
-            data,
-        ));
     }
 }
