@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    error_object, event, flag, sse_payload, synthetic_ts, unmapped, usage_disjoint, FileContext,
-    Format, Importer, Unmapped,
+    error_object, event, flag, sse_payload, synthetic_ts, token_count, unmapped, usage_disjoint,
+    FileContext, Format, Importer, Unmapped,
 };
 use crate::event::Event;
 
@@ -54,7 +54,7 @@ impl Counts {
     /// Takes every count the record names (a later record's counts replace earlier ones).
     fn update(&mut self, usage: Option<&Value>) {
         let Some(u) = usage else { return };
-        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        let n = |k: &str| token_count(u.get(k));
         if let Some(v) = n("input_tokens") {
             self.input = v;
         }

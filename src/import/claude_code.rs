@@ -35,8 +35,8 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    error_object, event, flag, parse_rfc3339, unmapped, usage_disjoint, FileContext, Format,
-    Importer, Unmapped,
+    error_object, event, flag, parse_rfc3339, token_count, unmapped, usage_disjoint, FileContext,
+    Format, Importer, Unmapped,
 };
 use crate::event::Event;
 
@@ -164,7 +164,7 @@ impl ClaudeCodeImporter {
             data["finish_reason"] = json!(r);
         }
         if let Some(u) = msg.usage {
-            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let n = |k: &str| token_count(u.get(k)).unwrap_or(0);
             data["usage"] = usage_disjoint(
                 n("input_tokens"),
                 n("cache_read_input_tokens"),
@@ -184,7 +184,7 @@ impl ClaudeCodeImporter {
     }
 
     /// Ends the session's open turn: `turn/end` (+ a synthetic idle for the root).
-    fn end_turn(&mut self, out: &mut Vec<Event>, session: &str, mut data: Value) {
+    fn end_turn(&mut self, out: &mut Vec<Event>, session: &str, data: Value) {
         self.flush_msg(out, session);
         let Some(sess) = self.sessions.get_mut(session) else {
             return;
@@ -192,14 +192,7 @@ impl ClaudeCodeImporter {
         let Some(turn) = sess.turn.take() else { return };
         sess.last_text.clear();
         sess.last_stop = None;
-        self.push(
-            out,
-            0,
-            session,
-            Some(&turn),
-            "turn/end",
-            std::mem::take(&mut data),
-        );
+        self.push(out, 0, session, Some(&turn), "turn/end", data);
         if session == self.root() {
             let root = self.root().to_string();
             self.push(
@@ -394,7 +387,6 @@ impl ClaudeCodeImporter {
         let text = content_text(content);
         if !results.is_empty() {
             let turn = self.open_turn(session);
-            let mut evs = Vec::new();
             for r in &results {
                 let call_id = r.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
                 let mut data = json!({ "call_id": call_id, "status": "ok" });
@@ -405,22 +397,14 @@ impl ClaudeCodeImporter {
                         data["detail"] = json!(detail);
                     }
                 }
-                evs.push((call_id.to_string(), data));
-            }
-            for (_, data) in evs.iter() {
-                self.push(
-                    out,
-                    0,
-                    session,
-                    turn.as_deref(),
-                    "tool/result",
-                    data.clone(),
-                );
+                self.push(out, 0, session, turn.as_deref(), "tool/result", data);
             }
             // A Task's result tells how its subagent ended.
+            let first_call = results[0].get("tool_use_id").and_then(Value::as_str);
             if let Some(res) = record.get("toolUseResult").filter(|r| r.is_object()) {
-                let agent_id = res.get("agentId").and_then(Value::as_str);
-                if let (Some(agent_id), Some((call_id, _))) = (agent_id, evs.first()) {
+                if let (Some(agent_id), Some(call_id)) =
+                    (res.get("agentId").and_then(Value::as_str), first_call)
+                {
                     self.agent_result(out, agent_id, call_id, res);
                 }
             }

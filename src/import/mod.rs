@@ -302,6 +302,12 @@ pub fn unmapped(source: Format, raw_type: &str) -> String {
     format!("{}:{}", source.name(), raw_type)
 }
 
+/// A token count as recorded: a non-negative integer, capped at 2^53 (JSON's exact integers)
+/// so that the sums in [`usage_disjoint`] / [`usage_inclusive`] cannot overflow on bad input.
+pub fn token_count(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_u64).map(|n| n.min(1 << 53))
+}
+
 /// Canonical Usage from disjoint counts (harness, Anthropic, Claude Code): input includes
 /// the cache reads and writes, `cached_input_tokens` = cache reads.
 pub fn usage_disjoint(input: u64, cache_read: u64, cache_write: u64, output: u64) -> Value {

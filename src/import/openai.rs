@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::{
-    error_object, event, flag, id_or, sse_payload, synthetic_ts, unmapped, usage_inclusive,
-    FileContext, Format, Importer, Unmapped,
+    error_object, event, flag, id_or, sse_payload, synthetic_ts, token_count, unmapped,
+    usage_inclusive, FileContext, Format, Importer, Unmapped,
 };
 use crate::event::Event;
 
@@ -156,10 +156,7 @@ impl OpenaiImporter {
             let mut data = json!({ "finish_reason": status });
             if let Some(u) = resp.and_then(|r| r.get("usage")).filter(|u| u.is_object()) {
                 let n = |path: &[&str]| {
-                    path.iter()
-                        .try_fold(u, |v, k| v.get(*k))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
+                    token_count(path.iter().try_fold(u, |v, k| v.get(*k))).unwrap_or(0)
                 };
                 data["usage"] = usage_inclusive(
                     n(&["input_tokens"]),
