@@ -442,7 +442,7 @@ fn next_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, max: usize) -> io::Result
         }
     }
     if total > max as u64 {
-        buf.truncate(EXCERPT_BYTES);
+        buf.truncate(EXCERPT_BYTES + crate::decode::SECRET_LOOKAHEAD); // room to mask a secret cut at the excerpt's end
         return Ok(LineRead::TooLong(total));
     }
     if buf.last() == Some(&b'\r') {
