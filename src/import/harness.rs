@@ -126,7 +126,7 @@ impl HarnessImporter {
 
     fn alloc(&mut self, min: u64) -> u64 {
         let s = self.next_seq.max(min);
-        self.next_seq = s + 1;
+        self.next_seq = s.saturating_add(1);
         s
     }
 
@@ -295,10 +295,10 @@ impl HarnessImporter {
             .clone()
             .unwrap_or_else(|| self.rel.clone());
         self.session(&session);
-        let native = rec.get("seq").and_then(Value::as_u64).or_else(|| {
+        let native = rec.get("seq").and_then(native_seq).or_else(|| {
             rec.get("seq0")
                 .or_else(|| rec.get("data").and_then(|d| d.get("seq0")))
-                .and_then(Value::as_u64)
+                .and_then(native_seq)
         });
         let n0 = native.unwrap_or(self.native_next);
         let span = packed_len(&rec).unwrap_or(1).max(1) as u64;
@@ -330,7 +330,7 @@ impl HarnessImporter {
                 .map(str::to_string);
             match params.and_then(|p| p.remove("event")) {
                 Some(Value::Object(ev)) => {
-                    let native = ev.get("seq").and_then(Value::as_u64);
+                    let native = ev.get("seq").and_then(native_seq);
                     let session = self.capture_session(sid.as_deref(), native);
                     self.harness_event(&session, ev, SeqBase { native, ..base }, out);
                 }
@@ -441,7 +441,7 @@ impl HarnessImporter {
         let sid = sid.as_deref();
         if ty == "session_event" && rec.get("event").is_some_and(Value::is_object) {
             if let Some(Value::Object(ev)) = rec.remove("event") {
-                let native = ev.get("seq").and_then(Value::as_u64);
+                let native = ev.get("seq").and_then(native_seq);
                 let session = self.capture_session(sid, native);
                 self.harness_event(&session, ev, SeqBase { native, ..base }, out);
             }
@@ -589,8 +589,11 @@ impl HarnessImporter {
                 if let Some(texts) = data.get("texts").and_then(Value::as_array) {
                     let times = piece_times(&ev, data, texts.len());
                     for (i, t) in texts.iter().enumerate() {
-                        let d = with_src_seq(text_data(Some(t)), base.native.map(|n| n + i as u64));
-                        let seq = self.alloc(base.min + i as u64);
+                        let d = with_src_seq(
+                            text_data(Some(t)),
+                            base.native.map(|n| n.saturating_add(i as u64)),
+                        );
+                        let seq = self.alloc(base.min.saturating_add(i as u64));
                         let ts = self.ts(times.as_ref().map(|v| v[i]), seq);
                         self.push(out, seq, ts, session, turn.as_deref(), kind, d);
                     }
@@ -616,8 +619,8 @@ impl HarnessImporter {
                             "data": { "turn": data.get("turn"), "step": data.get("step"), "chunk": chunk },
                             "unpacked_from": "tool-call-chunks",
                         });
-                        let d = with_src_seq(d, base.native.map(|n| n + i as u64));
-                        let seq = self.alloc(base.min + i as u64);
+                        let d = with_src_seq(d, base.native.map(|n| n.saturating_add(i as u64)));
+                        let seq = self.alloc(base.min.saturating_add(i as u64));
                         let ts = self.ts(times.as_ref().map(|v| v[i]), seq);
                         let kind = unmapped(SRC, "assistant/chunk");
                         self.push(out, seq, ts, session, turn.as_deref(), &kind, d);
@@ -745,7 +748,7 @@ impl HarnessImporter {
                 (_, Some("next-step")) => "steer",
                 _ => "prompt",
             };
-            let seq = self.alloc(base.min + i as u64);
+            let seq = self.alloc(base.min.saturating_add(i as u64));
             let message_id = match item.get("id").and_then(Value::as_str) {
                 Some(id) if !is_placeholder(Some(id)) => id.to_string(),
                 _ => format!("{}:{}", self.rel, seq),
@@ -883,6 +886,11 @@ impl Importer for HarnessImporter {
 }
 
 // ----- helpers --------------------------------------------------------------------------
+
+/// A native seq; absurd values (beyond 2^62, where canonical seqs end) count as missing.
+fn native_seq(v: &Value) -> Option<u64> {
+    v.as_u64().filter(|n| *n < 1 << 62)
+}
 
 /// `String(data.turn)`.
 fn turn_id(v: Option<&Value>) -> Option<String> {
@@ -1212,5 +1220,46 @@ mod tests {
         );
         assert_eq!(sibling_parent("a/session.jsonl"), None);
         assert_eq!(sibling_parent("other.1.jsonl"), None);
+    }
+    #[test]
+    fn odd_records_are_kept_never_panic() {
+        let ctx = FileContext {
+            file_idx: 0,
+            name: "x".into(),
+            rel: "x".into(),
+        };
+        let mut imp = HarnessImporter::new(&ctx);
+        let mut out = Vec::new();
+        let lines = [
+            r#"{"type":"session","id":null,"createdAt":"soon","parentSession":7}"#,
+            r#"{"type":"turn/start"}"#,
+            r#"{"type":"turn/end","data":{"turn":{"x":1},"reason":"done"}}"#,
+            r#"{"type":"assistant/chunk","data":"nope"}"#,
+            r#"{"type":"assistant/chunk","data":{"chunk":{"type":"finish","reason":{"kind":"error"}}}}"#,
+            r#"{"type":"text-chunks","seq":18446744073709551615,"data":{"texts":"a"}}"#,
+            r#"{"type":"reasoning-chunks","seq0":18446744073709551614,"time0":-5,"data":{"texts":["a",1,null],"dt":[-9,"x"]}}"#,
+            r#"{"type":"tool/result","data":{"message":{"content":"x"},"error":"boom"}}"#,
+            r#"{"type":"approval/decided","data":{"id":"{{id}}"}}"#,
+            r#"{"method":"subagent.finished","params":null}"#,
+            r#"{"method":"session.event","params":{"event":[1]}}"#,
+            r#"{"method":"session.status","params":{"sessionId":5,"status":"idle"}}"#,
+            r#"{"type":"session_event","sessionId":"s","event":"x"}"#,
+            r#"{"type":"result"}"#,
+            r#"{}"#,
+        ];
+        for (i, l) in lines.iter().enumerate() {
+            assert!(
+                imp.line(i as u64 + 1, l.as_bytes(), &mut out).is_ok(),
+                "{l}"
+            );
+        }
+        assert!(imp.line(99, b"[1,2]", &mut out).is_err());
+        assert!(imp.line(100, b"{oops", &mut out).is_err());
+        imp.finish(&mut out);
+        assert!(out.len() >= lines.len());
+        let mut seqs: Vec<u64> = out.iter().map(|e| e.seq).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        assert_eq!(seqs.len(), out.len(), "seqs are unique within a file");
     }
 }
