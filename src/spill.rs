@@ -298,18 +298,6 @@ pub fn ingest_partitioned(
     result
 }
 
-/// Tables written per partition (the others, `rejects` and `files`, once at the end).
-const PER_AGENT_TABLES: &[&str] = &[
-    "events",
-    "intervals",
-    "turns",
-    "errors",
-    "tool_calls",
-    "callbacks",
-    "runs",
-    "agents",
-];
-
 /// `runlog ingest --spill-partitions P`: the whole ingest through a spill, with the same
 /// commit as the in-memory one (lock, Parquet parts under unique names, one atomic
 /// manifest rename, garbage collection). `check` sees the summary before the commit and
@@ -329,6 +317,12 @@ pub fn ingest_to_warehouse(
     let id = store::new_ingest_id();
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (mut agents, mut intervals) = (0u64, 0u64);
+    // Per-agent tables go out per partition; the shared ones (rejects, files) once at the end.
+    let per_agent: Vec<&'static str> = store::TABLES
+        .iter()
+        .copied()
+        .filter(|t| !crate::shard::SHARED_TABLES.contains(t))
+        .collect();
     let spill_dir = warehouse.join(format!("_spill-{id}"));
     let totals = ingest_partitioned(paths, opts, &spill_dir, partitions, |part| {
         let ingested = Ingested {
@@ -339,7 +333,7 @@ pub fn ingest_to_warehouse(
         let derived = crate::reduce_all(&ingested);
         agents += ingested.agents.len() as u64;
         intervals += derived.intervals.len() as u64;
-        let batches = store::some_batches(&ingested, &derived, PER_AGENT_TABLES)?;
+        let batches = store::some_batches(&ingested, &derived, &per_agent)?;
         let written = store::write_parts(warehouse, &format!("{id}-p{:05}", part.index), &batches)?;
         for (table, mut names) in written {
             files.entry(table).or_default().append(&mut names);
@@ -350,7 +344,11 @@ pub fn ingest_to_warehouse(
     summary.agents = agents;
     summary.intervals = intervals;
     check(&summary)?;
-    let shared = store::some_batches(&totals, &crate::Derived::default(), &["rejects", "files"])?;
+    let shared = store::some_batches(
+        &totals,
+        &crate::Derived::default(),
+        crate::shard::SHARED_TABLES,
+    )?;
     for (table, mut names) in store::write_parts(warehouse, &format!("{id}-shared"), &shared)? {
         files.entry(table).or_default().append(&mut names);
     }
