@@ -33,6 +33,16 @@ fn bench_decode(c: &mut Criterion) {
             n
         })
     });
+    // The serde_json decoder alone (what every line took before the fast path).
+    g.bench_function("parse_line_general", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in &lines {
+                n += runlog::decode::parse_line_general(l).is_ok() as usize;
+            }
+            n
+        })
+    });
     g.bench_function("read_stream+assemble", |b| {
         b.iter(|| {
             let fr = ingest::read_stream(0, "bench", bytes.as_slice(), &IngestOptions::default())

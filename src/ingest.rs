@@ -310,6 +310,9 @@ pub struct FileRead {
     pub format: Format,
     pub summary: FileSummary,
     pub events: Vec<Event>,
+    /// Canonical events kept in memory, already grouped by root as they were read (one
+    /// buffer per root), so that assembly moves each buffer whole instead of every event.
+    pub groups: Vec<Vec<Event>>,
     pub rejects: Vec<Reject>,
 }
 
@@ -453,7 +456,7 @@ fn next_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, max: usize) -> io::Result
 
 #[inline]
 fn memchr(s: &[u8]) -> Option<usize> {
-    s.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', s)
 }
 
 fn read_lines<R: BufRead>(
@@ -515,6 +518,8 @@ struct LineSink<'c> {
     held: Vec<Held>,
     imported: Vec<Event>,
     spill: Option<EventSink>,
+    /// Root → index of its buffer in [`FileRead::groups`].
+    group_of: HashMap<String, usize, ahash::RandomState>,
 }
 
 enum Held {
@@ -531,6 +536,7 @@ impl<'c> LineSink<'c> {
             held: Vec::new(),
             imported: Vec::new(),
             spill,
+            group_of: HashMap::default(),
         };
         if format != Format::Auto {
             sink.decide(format);
@@ -566,10 +572,23 @@ impl<'c> LineSink<'c> {
                 Ok(mut ev) => {
                     ev.file = self.ctx.file_idx;
                     ev.line = line_no;
-                    out.events.push(ev);
-                    if out.events.len() >= SPILL_BATCH {
-                        if let Some(spill) = &self.spill {
-                            spill(&mut out.events);
+                    match &self.spill {
+                        Some(spill) => {
+                            out.events.push(ev);
+                            if out.events.len() >= SPILL_BATCH {
+                                spill(&mut out.events);
+                            }
+                        }
+                        None => {
+                            let g = match self.group_of.get(ev.root.as_str()) {
+                                Some(&g) => g,
+                                None => {
+                                    self.group_of.insert(ev.root.clone(), out.groups.len());
+                                    out.groups.push(Vec::with_capacity(16));
+                                    out.groups.len() - 1
+                                }
+                            };
+                            out.groups[g].push(ev);
                         }
                     }
                 }
@@ -683,6 +702,7 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
     let mut imported = Vec::with_capacity(reads.len());
     let mut rejects = Vec::new();
     let mut all: Vec<Vec<Event>> = Vec::with_capacity(reads.len());
+    let mut groups: Vec<Vec<Event>> = Vec::new();
     for mut fr in reads {
         if fr.summary.format.is_empty() {
             fr.summary.format = Format::Runlog.name().to_string();
@@ -691,11 +711,13 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
         files.push(fr.summary);
         rejects.extend(fr.rejects);
         all.push(fr.events);
+        groups.append(&mut fr.groups);
     }
     resolve_imported_roots(&mut all, &imported);
+    all.append(&mut groups);
     let names: Vec<String> = files.iter().map(|f| f.file.clone()).collect();
     let mut acc = Accounting::new(files.len());
-    let agents = assemble_events(all.into_iter().flatten(), &names, &imported, &mut acc);
+    let agents = assemble_events(all, &names, &imported, &mut acc);
     acc.apply(&mut files, &imported);
     rejects.append(&mut acc.conflicts);
     sort_rejects(&mut rejects, &names);
@@ -790,22 +812,87 @@ impl Accounting {
 
 /// Groups events by root, orders each agent by seq and resolves duplicates and conflicts;
 /// returns the agents in root order and adds what it found to `acc`. Every event of a root
-/// must be in the one call (roots may not straddle calls).
+/// must be in the one call (roots may not straddle calls). The events come in parts (one
+/// per file, say), each freed as soon as its events have moved to their agents.
 pub fn assemble_events(
-    events: impl IntoIterator<Item = Event>,
+    parts: Vec<Vec<Event>>,
     names: &[String],
     imported: &[bool],
     acc: &mut Accounting,
 ) -> Vec<Agent> {
-    let mut by_root: HashMap<String, Vec<Event>, ahash::RandomState> = HashMap::default();
-    for ev in events {
-        match by_root.get_mut(&ev.root) {
-            Some(v) => v.push(ev),
+    // Pass 1: every event's agent and every agent's size. A part holding one agent's
+    // events only, when no other part holds any of them, becomes that agent's buffer as it
+    // is; the other agents' events are moved once into buffers of their exact size (growing
+    // buffers by doubling copied and touched up to twice the memory, and fresh memory is
+    // what ingest waits on most).
+    let mut index: HashMap<String, u32, ahash::RandomState> = HashMap::default();
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut roots: Vec<String> = Vec::new();
+    // Per part: Some(agent) when all its events are that agent's.
+    let mut part_agent: Vec<Option<u32>> = Vec::with_capacity(parts.len());
+    let mut parts_of: Vec<u32> = Vec::new();
+    let mut agent_of: Vec<u32> = Vec::new();
+    for part in &parts {
+        let mut single: Option<u32> = None;
+        let mut mixed = false;
+        let start = agent_of.len();
+        for ev in part {
+            let a = match index.get(ev.root.as_str()) {
+                Some(&a) => a,
+                None => {
+                    let a = sizes.len() as u32;
+                    index.insert(ev.root.clone(), a);
+                    roots.push(ev.root.clone());
+                    sizes.push(0);
+                    parts_of.push(0);
+                    a
+                }
+            };
+            sizes[a as usize] += 1;
+            agent_of.push(a);
+            match single {
+                None => single = Some(a),
+                Some(s) if s != a => mixed = true,
+                _ => {}
+            }
+        }
+        let whole = single.filter(|_| !mixed);
+        if let Some(a) = whole {
+            parts_of[a as usize] += 1;
+            agent_of.truncate(start); // not needed: the part moves whole
+        } else {
+            for &a in &agent_of[start..] {
+                parts_of[a as usize] += 2; // counts as "not alone"
+            }
+        }
+        part_agent.push(whole);
+    }
+    drop(index);
+    // Pass 2: move.
+    let mut grouped: Vec<Vec<Event>> = vec![Vec::new(); sizes.len()];
+    let mut k = 0;
+    for (part, whole) in parts.into_iter().zip(part_agent) {
+        match whole {
+            Some(a) if parts_of[a as usize] == 1 => grouped[a as usize] = part,
+            Some(a) => {
+                let g = &mut grouped[a as usize];
+                g.reserve_exact(sizes[a as usize] - g.len());
+                g.extend(part);
+            }
             None => {
-                by_root.insert(ev.root.clone(), vec![ev]);
+                for ev in part {
+                    let g = &mut grouped[agent_of[k] as usize];
+                    if g.capacity() == 0 {
+                        g.reserve_exact(sizes[agent_of[k] as usize]);
+                    }
+                    g.push(ev);
+                    k += 1;
+                }
             }
         }
     }
+    drop(agent_of);
+    let by_root: Vec<(String, Vec<Event>)> = roots.into_iter().zip(grouped).collect();
     // Per agent: its kept events, its conflicts, its duplicates' (file, line).
     type Resolved = (Agent, Vec<Reject>, Vec<(u32, u64)>);
     let mut agents: Vec<Resolved> = by_root

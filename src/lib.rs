@@ -119,6 +119,32 @@ pub fn load_shard(
     })
 }
 
+/// Reads, validates and orders the given files and folders, then writes the warehouse at
+/// `dir` as one commit, reducing while the `events` table is written. `check` sees the
+/// ingest's totals (lines read, rejects) before anything is written and may refuse it.
+/// The summary's `seconds` covers reading and reducing.
+pub fn load_into_warehouse(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    dir: &std::path::Path,
+    check: impl FnOnce(&ingest::FileSummary) -> Result<()>,
+) -> Result<Loaded> {
+    let start = Instant::now();
+    let ingested = ingest::ingest_paths(paths, opts)?;
+    check(&ingested.totals())?;
+    let (_, derived, summary) = store::write_warehouse_deriving(dir, &ingested, || {
+        let derived = reduce_all(&ingested);
+        let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
+        let value = serde_json::to_value(&summary)?;
+        Ok((derived, value, summary))
+    })?;
+    Ok(Loaded {
+        ingested,
+        derived,
+        summary,
+    })
+}
+
 /// The summary of an ingest that took `seconds`.
 pub fn summarize(ing: &Ingested, d: &Derived, seconds: f64) -> Summary {
     let t = ing.totals();

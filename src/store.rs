@@ -12,12 +12,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StringBuilder,
+    TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
-use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use datafusion::parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -241,30 +243,66 @@ pub fn events_batches(ing: &Ingested) -> Result<Vec<RecordBatch>> {
 
 /// The `events` table in batches of at most `rows` rows.
 pub fn events_batches_sized(ing: &Ingested, rows: usize) -> Result<Vec<RecordBatch>> {
-    let names = ing.file_names();
-    let formats: Vec<&str> = ing.files.iter().map(|f| f.format.as_str()).collect();
-    let all: Vec<&crate::event::Event> = ing.agents.iter().flat_map(|a| &a.events).collect();
+    let cols = EventColumns::of(ing);
+    let all = cols.all_events(ing);
     // Batches are independent: build them in parallel.
     all.par_chunks(rows.max(1))
-        .map(|chunk| {
-            batch(
-                "events",
-                vec![
-                    s(chunk.iter().map(|e| e.root.as_str())),
-                    s(chunk.iter().map(|e| e.session.as_str())),
-                    so(chunk.iter().map(|e| e.turn.as_deref())),
-                    i(chunk.iter().map(|e| e.seq as i64)),
-                    t(chunk.iter().map(|e| e.ts)),
-                    s(chunk.iter().map(|e| e.kind.as_str())),
-                    s(chunk.iter().map(|e| Voice::of(&e.kind).as_str())),
-                    s(chunk.iter().map(|e| names[e.file as usize])),
-                    i(chunk.iter().map(|e| e.line as i64)),
-                    s(chunk.iter().map(|e| e.data.as_str())),
-                    s(chunk.iter().map(|e| formats[e.file as usize])),
-                ],
-            )
-        })
+        .map(|chunk| cols.batch(chunk))
         .collect()
+}
+
+/// What the `events` table's columns are made of besides the events themselves.
+struct EventColumns<'a> {
+    names: Vec<&'a str>,
+    formats: Vec<&'a str>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn of(ing: &'a Ingested) -> Self {
+        EventColumns {
+            names: ing.file_names(),
+            formats: ing.files.iter().map(|f| f.format.as_str()).collect(),
+        }
+    }
+
+    /// Every event, in table order (root, then seq).
+    fn all_events(&self, ing: &'a Ingested) -> Vec<&'a crate::event::Event> {
+        ing.agents.iter().flat_map(|a| &a.events).collect()
+    }
+
+    fn batch(&self, chunk: &[&crate::event::Event]) -> Result<RecordBatch> {
+        let (names, formats) = (&self.names, &self.formats);
+        batch(
+            "events",
+            vec![
+                exact(chunk, |e| Some(e.root.as_str())),
+                exact(chunk, |e| Some(e.session.as_str())),
+                exact(chunk, |e| e.turn.as_deref()),
+                i(chunk.iter().map(|e| e.seq as i64)),
+                t(chunk.iter().map(|e| e.ts)),
+                exact(chunk, |e| Some(e.kind.as_str())),
+                exact(chunk, |e| Some(Voice::of(&e.kind).as_str())),
+                exact(chunk, |e| Some(names[e.file as usize])),
+                i(chunk.iter().map(|e| e.line as i64)),
+                exact(chunk, |e| Some(e.data.as_str())),
+                exact(chunk, |e| Some(formats[e.file as usize])),
+            ],
+        )
+    }
+}
+
+/// A string column of events, its buffers allocated once at their exact size (growing
+/// them by doubling copied and touched up to twice the memory).
+fn exact<'e>(
+    chunk: &[&'e crate::event::Event],
+    get: impl Fn(&'e crate::event::Event) -> Option<&'e str>,
+) -> ArrayRef {
+    let bytes: usize = chunk.iter().map(|e| get(e).map_or(0, str::len)).sum();
+    let mut b = StringBuilder::with_capacity(chunk.len(), bytes);
+    for e in chunk {
+        b.append_option(get(e));
+    }
+    Arc::new(b.finish())
 }
 
 /// The `rejects` table.
@@ -535,30 +573,79 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     Ok(m)
 }
 
-fn writer_props() -> WriterProperties {
-    WriterProperties::builder()
+/// Columns whose values rarely repeat: a dictionary would be built and then abandoned
+/// (costing time and memory), and min/max statistics of long texts help no query.
+const DISTINCT_COLUMNS: &[&str] = &[
+    "data",
+    "seq",
+    "ts",
+    "line",
+    "arguments",
+    "detail",
+    "message",
+    "excerpt",
+    "reason",
+];
+
+fn writer_props(table: &str) -> WriterProperties {
+    let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level 1")))
-        .set_max_row_group_row_count(Some(256 * 1024))
-        .build()
+        .set_max_row_group_row_count(Some(256 * 1024));
+    let schema = schema(table);
+    for name in DISTINCT_COLUMNS {
+        if schema.field_with_name(name).is_ok() {
+            let col = ColumnPath::from(*name);
+            b = b.set_column_dictionary_enabled(col.clone(), false);
+            if matches!(*name, "data" | "arguments" | "detail" | "excerpt") {
+                b = b.set_column_statistics_enabled(col, EnabledStatistics::None);
+            }
+        }
+    }
+    b.build()
 }
 
 /// Writes one table's batches as one Parquet file.
 pub fn write_parquet(path: &Path, table: &str, batches: &[RecordBatch]) -> Result<()> {
-    let file = fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut w = ArrowWriter::try_new(
-        std::io::BufWriter::with_capacity(1 << 20, file),
-        schema(table),
-        Some(writer_props()),
-    )?;
+    let mut w = ParquetPart::create(path, table)?;
     for b in batches {
         w.write(b)?;
     }
-    let inner = w.into_inner()?;
-    let file = inner
-        .into_inner()
-        .map_err(|e| Error::io(path, e.into_error()))?;
-    file.sync_all().map_err(|e| Error::io(path, e))?;
-    Ok(())
+    w.finish()
+}
+
+/// One Parquet file of a table being written; [`ParquetPart::finish`] syncs it to disk.
+struct ParquetPart {
+    path: PathBuf,
+    writer: ArrowWriter<std::io::BufWriter<fs::File>>,
+}
+
+impl ParquetPart {
+    fn create(path: &Path, table: &str) -> Result<Self> {
+        let file = fs::File::create(path).map_err(|e| Error::io(path, e))?;
+        let writer = ArrowWriter::try_new(
+            std::io::BufWriter::with_capacity(1 << 20, file),
+            schema(table),
+            Some(writer_props(table)),
+        )?;
+        Ok(ParquetPart {
+            path: path.to_path_buf(),
+            writer,
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        Ok(self.writer.write(batch)?)
+    }
+
+    fn finish(self) -> Result<()> {
+        let path = self.path;
+        let inner = self.writer.into_inner()?;
+        let file = inner
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        file.sync_all().map_err(|e| Error::io(&path, e))?;
+        Ok(())
+    }
 }
 
 /// A unique id for one ingest: time and process.
@@ -644,6 +731,94 @@ pub fn write_warehouse(
     // The new commit is published: files no manifest names are garbage now.
     collect_garbage(dir, &manifest);
     Ok(manifest)
+}
+
+/// Writes an ingest's tables as a new commit, like [`write_warehouse`], building the
+/// `events` table while writing it (see [`write_events_parts`]) instead of holding it whole
+/// as record batches first.
+pub fn write_warehouse_from(
+    dir: &Path,
+    ing: &Ingested,
+    d: &Derived,
+    summary: serde_json::Value,
+) -> Result<Manifest> {
+    let (m, _, ()) = write_warehouse_deriving(dir, ing, || Ok((d, summary, ())))?;
+    Ok(m)
+}
+
+/// [`write_warehouse_from`] where the derived tables (and the summary) are still to be
+/// made by `derive`: it runs while the `events` table, which needs only the ingested
+/// events, is written, so reducing and writing share the cores. `derive` returns the
+/// derived tables, the summary to store and anything else; all but the summary come back.
+pub fn write_warehouse_deriving<D: std::borrow::Borrow<Derived> + Send, T: Send>(
+    dir: &Path,
+    ing: &Ingested,
+    derive: impl FnOnce() -> Result<(D, serde_json::Value, T)> + Send,
+) -> Result<(Manifest, D, T)> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let _lock = WarehouseLock::acquire(dir)?;
+    let id = new_ingest_id();
+    let others: Vec<&'static str> = TABLES.iter().copied().filter(|t| *t != "events").collect();
+    let (events, rest) = rayon::join(
+        || write_events_parts(dir, &id, ing),
+        || -> Result<_> {
+            let (d, summary, extra) = derive()?;
+            let files = write_parts(dir, &id, &some_batches(ing, d.borrow(), &others)?)?;
+            Ok((files, summary, d, extra))
+        },
+    );
+    let (mut files, summary, d, extra) = rest?;
+    files.insert("events".to_string(), events?);
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT.into(),
+        ingest_id: id.clone(),
+        created_at: chrono::Utc::now().to_rfc3339(),
+        tables: files,
+        summary,
+        shards: None,
+    };
+    publish_manifest(dir, &manifest)?;
+    collect_garbage(dir, &manifest);
+    Ok((manifest, d, extra))
+}
+
+/// Writes the `events` table in parts (`events/part-ID-K.parquet`, at most about
+/// [`PART_ROWS`] rows each; several parts come in a multiple of the threads, so that all
+/// are busy to the end, and are written in parallel), each built
+/// batch by batch while it is written: Arrow holds a batch per thread, never the table (it
+/// is as large as the input). Returns the files, relative to `dir`.
+pub fn write_events_parts(dir: &Path, id: &str, ing: &Ingested) -> Result<Vec<String>> {
+    let tdir = dir.join("events");
+    fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
+    let cols = EventColumns::of(ing);
+    let all = cols.all_events(ing);
+    let threads = rayon::current_num_threads().max(1);
+    let parts = match all.len().div_ceil(PART_ROWS) {
+        0 | 1 => 1,
+        n => n.div_ceil(threads) * threads,
+    };
+    let per_part = all.len().div_ceil(parts).max(1);
+    let chunks: Vec<&[&crate::event::Event]> = if all.is_empty() {
+        vec![&all[..]]
+    } else {
+        all.chunks(per_part).collect()
+    };
+    let rels: Vec<String> = (0..chunks.len())
+        .map(|n| format!("events/part-{id}-{n:05}.parquet"))
+        .collect();
+    chunks
+        .par_iter()
+        .zip(&rels)
+        .map(|(chunk, rel)| {
+            let path = dir.join(rel);
+            let mut w = ParquetPart::create(&path, "events")?;
+            for b in chunk.chunks(EVENTS_BATCH_ROWS) {
+                w.write(&cols.batch(b)?)?;
+            }
+            w.finish()
+        })
+        .collect::<Result<Vec<()>>>()?;
+    Ok(rels)
 }
 
 /// Writes every table's batches as Parquet parts named `TABLE/part-ID-K.parquet`; returns

@@ -2,6 +2,7 @@
 //!
 //! `parse_line`, `excerpt` and `mask_secrets` must never panic, and what they return must
 //! keep their promises (SEMANTICS.md §7):
+//! - the fast path decodes a line only to the event the general (serde_json) decoder reads;
 //! - a kept line is UTF-8, its envelope is exactly what serde_json reads from the line, its
 //!   `data` parses as a JSON object (the reducer parses it lazily and would otherwise see `{}`),
 //!   and the event written back as a line decodes to the same event;
@@ -27,7 +28,14 @@ const MAX_REASON: usize = 512;
 
 fuzz_target!(|line: &[u8]| {
     check_excerpt(line);
-    match decode::parse_line(line) {
+    // The fast path never changes an outcome: what it decodes, the general decoder decodes
+    // to the same event; and the public decoder gives exactly the general outcome.
+    let general = decode::parse_line_general(line);
+    if let Some(fast) = decode::parse_line_fast(line) {
+        assert_eq!(Ok(&fast), general.as_ref(), "the fast path disagrees");
+    }
+    assert_eq!(decode::parse_line(line), general);
+    match general {
         Ok(ev) => check_kept(line, &ev),
         Err(reason) => check_rejected(line, &reason),
     }

@@ -1,0 +1,459 @@
+//! The fast path of the line decoder: a single pass over the bytes of a line in the common
+//! shape, without serde. It validates the whole line as JSON (the grammar serde_json
+//! accepts) and picks the envelope fields out as it goes.
+//!
+//! It only ever says "this line is this event" or "not sure": anything unusual — an escape
+//! in a key or an id, a `\u` escape or a number with an exponent anywhere, a field given
+//! twice, a missing or mistyped field, nesting near the limit, a timestamp in a rarer
+//! RFC 3339 spelling — returns `None`, and the general decoder (serde_json) decides, with
+//! its reasons. So the fast path can change speed, never outcomes; the fuzz target
+//! `decode_line` checks that whatever it accepts, the general decoder accepts the same.
+
+use crate::event::Event;
+
+/// Parses a line (already known to be UTF-8) in the common shape, or `None`.
+pub fn parse_common(b: &[u8]) -> Option<Event> {
+    let mut s = Scan { b, i: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    let mut seq = None;
+    let mut ts = None;
+    let mut root = None;
+    let mut session = None;
+    let mut kind = None;
+    // Some(None) is an explicit `null`.
+    let mut turn: Option<Option<&str>> = None;
+    let mut data: Option<&str> = None;
+    s.ws();
+    if s.peek()? == b'}' {
+        return None; // no fields: missing `seq`
+    }
+    loop {
+        let key = s.plain_string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        match key {
+            b"seq" => {
+                if seq.is_some() {
+                    return None;
+                }
+                seq = Some(s.seq()?);
+            }
+            b"ts" => {
+                if ts.is_some() {
+                    return None;
+                }
+                ts = Some(parse_ts_common(s.plain_string()?)?);
+            }
+            b"root" => root = Some(once(root, s.plain_str()?)?),
+            b"session" => session = Some(once(session, s.plain_str()?)?),
+            b"type" => kind = Some(once(kind, s.plain_str()?)?),
+            b"turn" => {
+                if turn.is_some() {
+                    return None;
+                }
+                turn = Some(if s.peek()? == b'n' {
+                    s.literal(b"null")?;
+                    None
+                } else {
+                    Some(s.plain_str()?)
+                });
+            }
+            b"data" => {
+                if data.is_some() {
+                    return None;
+                }
+                data = Some(match s.peek()? {
+                    b'n' => {
+                        s.literal(b"null")?;
+                        "{}"
+                    }
+                    b'{' => {
+                        let start = s.i;
+                        s.value(1)?;
+                        // SAFETY-free: the line is UTF-8 and the span starts and ends at ASCII.
+                        std::str::from_utf8(&b[start..s.i]).ok()?
+                    }
+                    _ => return None,
+                });
+            }
+            _ => s.value(1)?,
+        }
+        s.ws();
+        match s.next()? {
+            b',' => s.ws(),
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    s.ws();
+    if s.i != b.len() {
+        return None;
+    }
+    Some(Event {
+        seq: seq?,
+        ts: ts?,
+        root: root?.to_string(),
+        session: session?.to_string(),
+        turn: turn.flatten().map(str::to_string),
+        kind: kind?.to_string(),
+        data: data.unwrap_or("{}").to_string(),
+        file: 0,
+        line: 0,
+    })
+}
+
+/// `Some(v)` when the field was not seen before.
+fn once<'a>(prev: Option<&'a str>, v: &'a str) -> Option<&'a str> {
+    match prev {
+        None => Some(v),
+        Some(_) => None,
+    }
+}
+
+/// Nesting the fast path gives up at, well inside the decoder's limit
+/// ([`super::MAX_DEPTH`]), so that it never has to tell where the limit falls.
+const FAST_DEPTH: usize = 64;
+
+/// Numbers longer than this are left to the general decoder (which checks huge ones).
+const FAST_NUMBER: usize = 64;
+
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.i += 1;
+        Some(c)
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        if self.b[self.i..].starts_with(word) {
+            self.i += word.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// A string without escapes: its content.
+    #[inline]
+    fn plain_string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let end = start + special_at(&self.b[start..])?;
+        if self.b[end] != b'"' {
+            return None;
+        }
+        self.i = end + 1;
+        Some(&self.b[start..end])
+    }
+
+    #[inline]
+    fn plain_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.plain_string()?).ok()
+    }
+
+    /// Any string, validated: escapes other than `\u` are checked and skipped.
+    fn string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            let at = self.i + special_at(&self.b[self.i..])?;
+            match self.b[at] {
+                b'"' => {
+                    self.i = at + 1;
+                    return Some(());
+                }
+                b'\\' => match self.b.get(at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i = at + 2,
+                    _ => return None, // `\u` (surrogates are checked by the general path) or bad
+                },
+                _ => return None, // a control character
+            }
+        }
+    }
+
+    /// `seq`: a non-negative integer below 2^63 in JSON's spelling.
+    fn seq(&mut self) -> Option<u64> {
+        let start = self.i;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.i += 1;
+        }
+        let digits = &self.b[start..self.i];
+        if digits.is_empty() || digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = self.peek() {
+            return None;
+        }
+        let v = digits
+            .iter()
+            .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+        (v < 1 << 63).then_some(v)
+    }
+
+    /// A JSON number without an exponent.
+    fn number(&mut self) -> Option<()> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => {
+                while let Some(b'0'..=b'9') = self.peek() {
+                    self.i += 1;
+                }
+            }
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            let frac = self.i;
+            while let Some(b'0'..=b'9') = self.peek() {
+                self.i += 1;
+            }
+            if self.i == frac {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            return None;
+        }
+        (self.i - start <= FAST_NUMBER).then_some(())
+    }
+
+    /// Any value, validated, at nesting level `depth` (the line's object is level 1).
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string(),
+            b'{' => {
+                if depth >= FAST_DEPTH {
+                    return None;
+                }
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.string()?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    self.value(depth + 1)?;
+                    self.ws();
+                    match self.next()? {
+                        b',' => self.ws(),
+                        b'}' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth >= FAST_DEPTH {
+                    return None;
+                }
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.value(depth + 1)?;
+                    self.ws();
+                    match self.next()? {
+                        b',' => self.ws(),
+                        b']' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number(),
+        }
+    }
+}
+
+/// The offset of the first `"`, `\` or control character (< 0x20) in `s`, eight bytes at a
+/// time.
+#[inline]
+fn special_at(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let w = u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        let quote = w ^ (LO * u64::from(b'"'));
+        let slash = w ^ (LO * u64::from(b'\\'));
+        // A byte is zero / below 0x20 exactly when the high bit of this is set (and the
+        // byte itself is below 0x80).
+        let hit = (quote.wrapping_sub(LO) & !quote)
+            | (slash.wrapping_sub(LO) & !slash)
+            | (w.wrapping_sub(LO * 0x20) & !w);
+        let hit = hit & HI;
+        if hit != 0 {
+            // The lowest flagged byte is exact (borrows only run upwards).
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    s[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| i + p)
+}
+
+/// `ts` in the spelling nearly every log uses — `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` —
+/// as microseconds, exactly as [`super::parse_ts`] reads it; `None` for anything else.
+pub fn parse_ts_common(s: &[u8]) -> Option<i64> {
+    if s.len() < 20 {
+        return None;
+    }
+    let d = |i: usize| -> Option<u32> {
+        let c = s[i];
+        c.is_ascii_digit().then(|| u32::from(c - b'0'))
+    };
+    let two = |i: usize| -> Option<u32> { Some(d(i)? * 10 + d(i + 1)?) };
+    if s[4] != b'-' || s[7] != b'-' || s[10] != b'T' || s[13] != b':' || s[16] != b':' {
+        return None;
+    }
+    let year = (two(0)? * 100 + two(2)?) as i32;
+    let (month, day) = (two(5)?, two(8)?);
+    let (hour, minute, second) = (two(11)?, two(14)?, two(17)?);
+    if second > 59 {
+        return None; // leap seconds: the general path
+    }
+    let mut i = 19;
+    let mut nanos = 0u32;
+    if s[i] == b'.' {
+        i += 1;
+        let start = i;
+        while i < s.len() && s[i].is_ascii_digit() {
+            if i - start < 9 {
+                nanos = nanos * 10 + u32::from(s[i] - b'0');
+            }
+            i += 1;
+        }
+        let n = i - start;
+        if n == 0 || n > 9 {
+            return None;
+        }
+        nanos *= 10u32.pow(9 - n as u32);
+    }
+    let offset_secs: i64 = match &s[i..] {
+        b"Z" => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let digit = |c: u8| c.is_ascii_digit().then(|| i64::from(c - b'0'));
+            let h = digit(*h1)? * 10 + digit(*h2)?;
+            let m = digit(*m1)? * 10 + digit(*m2)?;
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let secs = h * 3600 + m * 60;
+            if *sign == b'-' {
+                -secs
+            } else {
+                secs
+            }
+        }
+        _ => return None,
+    };
+    let local = chrono::NaiveDate::from_ymd_opt(year, month, day)?
+        .and_hms_nano_opt(hour, minute, second, nanos)?;
+    Some(local.and_utc().timestamp_micros() - offset_secs * 1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_bytes_are_found_wherever_they_are() {
+        for len in 0..24 {
+            for at in 0..len {
+                for c in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    if at + 1 < len {
+                        s[at + 1] = b'"'; // a later hit must not win
+                    }
+                    assert_eq!(special_at(&s), Some(at), "len {len} at {at} byte {c}");
+                }
+            }
+            assert_eq!(special_at(&vec![b'a'; len]), None);
+            // Bytes at and above 0x20 and UTF-8 continuation bytes are not special.
+            let s: Vec<u8> = (0..len)
+                .map(|i| [0x20, 0x7f, 0x80, 0xc3, 0xff][i % 5])
+                .collect();
+            assert_eq!(special_at(&s), None);
+        }
+    }
+
+    #[test]
+    fn common_timestamps_read_as_chrono_reads_them() {
+        let cases = [
+            "2026-11-03T10:00:00Z",
+            "2026-11-03T10:00:00.5Z",
+            "2026-11-03T10:00:00.123456Z",
+            "2026-11-03T10:00:00.123456789Z",
+            "2026-11-03T10:00:00.1234567Z",
+            "1969-12-31T23:59:59.999999Z",
+            "0001-01-01T00:00:00Z",
+            "2024-02-29T12:00:00+05:30",
+            "2024-02-29T12:00:00.25-08:00",
+            "2024-02-29T12:00:00-23:59",
+            "9999-12-31T23:59:59.999999999+00:00",
+        ];
+        for c in cases {
+            assert_eq!(
+                parse_ts_common(c.as_bytes()),
+                super::super::parse_ts(c),
+                "{c}"
+            );
+        }
+        // Not the common shape, or not a timestamp: left to the general path.
+        for c in [
+            "2023-02-29T12:00:00Z",
+            "2026-11-03T10:00:60Z",
+            "2026-11-03t10:00:00Z",
+            "2026-11-03T10:00:00z",
+            "2026-11-03 10:00:00Z",
+            "2026-11-03T10:00:00",
+            "2026-11-03T10:00:00.Z",
+            "2026-11-03T10:00:00.1234567891Z",
+            "2026-11-03T24:00:00Z",
+            "2026-13-03T10:00:00Z",
+            "2026-11-03T10:00:00+24:00",
+            "2026-11-03T10:00:00+0530",
+        ] {
+            assert_eq!(parse_ts_common(c.as_bytes()), None, "{c}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The decoder's fast path never changes an outcome: every line it decodes, the general
+//! (serde_json) decoder decodes to the same event. Checked on generated logs (with
+//! anomalies), on every golden case's input, on the real samples, and on hand-made lines at
+//! the edges of the grammar.
+
+use std::path::Path;
+
+use runlog::decode::{parse_line, parse_line_fast, parse_line_general};
+use runlog::gen::{agent_lines, GenOptions};
+
+fn check(line: &[u8]) -> bool {
+    let general = parse_line_general(line);
+    // The public decoder gives exactly the general outcome.
+    assert_eq!(
+        parse_line(line),
+        general,
+        "{}",
+        String::from_utf8_lossy(line)
+    );
+    match parse_line_fast(line) {
+        Some(ev) => {
+            assert_eq!(
+                Ok(&ev),
+                general.as_ref(),
+                "fast path disagrees on {}",
+                String::from_utf8_lossy(line)
+            );
+            true
+        }
+        None => false,
+    }
+}
+
+#[test]
+fn generated_lines_decode_the_same_and_mostly_fast() {
+    let opts = GenOptions {
+        agents: 300,
+        seed: 11,
+        files: 1,
+        anomalies: 0.05,
+    };
+    let (mut total, mut fast, mut kept) = (0, 0, 0);
+    for a in 0..opts.agents {
+        for line in agent_lines(&opts, a) {
+            total += 1;
+            kept += parse_line_general(line.as_bytes()).is_ok() as usize;
+            fast += check(line.as_bytes()) as usize;
+        }
+    }
+    assert!(total > 10_000, "{total} lines");
+    // The generator writes the common shape: nearly every kept line takes the fast path.
+    assert!(fast * 100 >= kept * 95, "{fast} of {kept} kept lines fast");
+}
+
+fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            lines_under(&p, out);
+        } else if p.extension().is_some_and(|e| e == "jsonl" || e == "ndjson") {
+            let bytes = std::fs::read(&p).unwrap();
+            out.extend(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec));
+        }
+    }
+}
+
+#[test]
+fn golden_and_sample_lines_decode_the_same() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut lines = Vec::new();
+    lines_under(&root.join("cases"), &mut lines);
+    lines_under(&root.join("samples"), &mut lines);
+    assert!(lines.len() > 1000, "{} lines", lines.len());
+    let fast = lines.iter().filter(|l| check(l)).count();
+    assert!(fast > 0);
+}
+
+#[test]
+fn edges_of_the_grammar_decode_the_same() {
+    let head = r#""seq":1,"ts":"2026-11-03T10:00:00.123Z","root":"r","session":"s","type":"t""#;
+    let with = |extra: &str| format!("{{{head}{extra}}}");
+    let mut lines: Vec<String> = vec![
+        format!("{{{head}}}"),
+        format!("  {{ {head} }}  "),
+        format!("{{{head}}}\r"),
+        with(r#","data":null"#),
+        with(r#","data":{}"#),
+        with(r#","data": { "a" : [ 1 , -2.5 , true , false , null , "x" ] } "#),
+        with(r#","data":{"a":1e5}"#),
+        with(r#","data":{"a":1E-5}"#),
+        with(r#","data":{"a":01}"#),
+        with(r#","data":{"a":-}"#),
+        with(r#","data":{"a":1.}"#),
+        with(r#","data":{"a":.5}"#),
+        with(r#","data":{"a":[1,]}"#),
+        with(r#","data":{"a":1,}"#),
+        with(r#","data":{"a" 1}"#),
+        with(r#","data":{"a":tru}"#),
+        with(r#","data":{"a":"\ud800"}"#),
+        with(r#","data":{"a":"\u00e9\n\t\"\\\/"}"#),
+        with(r#","data":{"a":"\x"}"#),
+        with("\",\"data\":{\"a\":\"tab\there\"}"),
+        with(r#","data":[1]"#),
+        with(r#","data":"x""#),
+        with(r#","data":{},"data":{}"#),
+        with(r#","turn":null"#),
+        with(r#","turn":"u1""#),
+        with(r#","turn":5"#),
+        with(r#","turn":"a","turn":"b""#),
+        with(r#","seq":2"#),
+        with(r#","extra":{"deep":[[[[{"x":1}]]]]},"more":"m""#),
+        with(r#","se\u0071x":1"#),
+        format!("{{{head},}}"),
+        format!("{{{head}}} x"),
+        format!("{{{head}}}{{}}"),
+        r#"{"seq":01,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":-1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1.0,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1e2,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":9223372036854775807,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":9223372036854775808,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":99999999999999999999,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00+05:30","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-02-30T10:00:00Z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03t10:00:00z","root":"r","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r\"q","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":null,"session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","session":"s","type":"t"}"#.into(),
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"é","session":"s","type":"ü"}"#.into(),
+        r#"{}"#.into(),
+        r#"{"#.into(),
+        r#"[]"#.into(),
+    ];
+    // Nesting around the fast path's and the decoder's limits.
+    for depth in [60, 63, 64, 65, 127, 128, 129] {
+        let open = "[".repeat(depth);
+        let close = "]".repeat(depth);
+        lines.push(with(&format!(r#","data":{{"x":{open}{close}}}"#)));
+    }
+    // Long numbers and strings.
+    lines.push(with(&format!(r#","data":{{"x":{}}}"#, "9".repeat(63))));
+    lines.push(with(&format!(r#","data":{{"x":{}}}"#, "9".repeat(400))));
+    lines.push(with(&format!(r#","data":{{"x":"{}"}}"#, "9".repeat(400))));
+    lines.push(with(&format!(r#","data":{{"x":"{}"}}"#, "é".repeat(100))));
+    let mut fast = 0;
+    for l in &lines {
+        fast += check(l.as_bytes()) as usize;
+    }
+    assert!(fast >= 10, "{fast} lines took the fast path");
+}
