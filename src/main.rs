@@ -27,10 +27,18 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 /// Keeps freed memory for reuse instead of handing it back to the OS 10 ms later (the
 /// default): ingest frees and allocates in waves (events, then batches, then Parquet pages),
 /// and on the machines measured, zeroing fresh pages (`clear_page_erms` in the kernel) took
-/// up to 40 % of an ingest when memory went back and forth. Peak RSS is unchanged.
+/// up to 40 % of an ingest when memory went back and forth. Peak RSS is unchanged for an
+/// ingest in memory; a spilled ingest sets the default back (see there).
 fn keep_freed_memory() {
+    set_purge_delay(-1);
+}
+
+/// mimalloc's own purge delay, in milliseconds.
+const MI_DEFAULT_PURGE_DELAY_MS: std::ffi::c_long = 10;
+
+fn set_purge_delay(ms: std::ffi::c_long) {
     // SAFETY: sets an integer option; mimalloc reads options atomically.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
 }
 use runlog::query::OutputFormat;
 
@@ -102,7 +110,7 @@ object stores are not supported yet."
         format: Option<runlog::import::Format>,
         /// Ingest through P partitions on disk (by hash of root), so that memory holds one
         /// partition's agents at a time: for logs larger than memory. 0 ingests in memory.
-        /// Default: in memory below 1 GiB of input, else one partition per 64 MiB of input
+        /// Default: in memory below 1 GiB of input, else one partition per 32 MiB of input
         /// (compressed files counted 8x). Not with --shard.
         #[arg(long, value_name = "P", conflicts_with = "shard")]
         spill_partitions: Option<usize>,
@@ -454,7 +462,7 @@ fn localize(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// Spill partitions for an input of this size: none below 1 GiB, else one per 64 MiB
+/// Spill partitions for an input of this size: none below 1 GiB, else one per 32 MiB
 /// (gzip and zstd files counted at 8 times their size).
 fn auto_partitions(paths: &[PathBuf]) -> usize {
     let Ok((files, _)) = runlog::ingest::discover(paths) else {
@@ -475,7 +483,7 @@ fn auto_partitions(paths: &[PathBuf]) -> usize {
     if bytes < 1 << 30 {
         0
     } else {
-        bytes.div_ceil(64 << 20) as usize
+        bytes.div_ceil(32 << 20) as usize
     }
 }
 
@@ -560,6 +568,9 @@ fn run(mut cli: Cli) -> Result<()> {
                 (None, None) => auto_partitions(&paths),
             };
             if partitions > 0 {
+                // Partitions come and go one after another: freed memory goes back to the
+                // OS (mimalloc's default delay), or fragments would add up over them.
+                set_purge_delay(MI_DEFAULT_PURGE_DELAY_MS);
                 let (opts, bar) = ingest_options(&read, &paths);
                 let summary = runlog::spill::ingest_to_warehouse(
                     &paths,

@@ -321,7 +321,7 @@ pub fn ingest_to_warehouse(
     let per_agent: Vec<&'static str> = store::TABLES
         .iter()
         .copied()
-        .filter(|t| !crate::shard::SHARED_TABLES.contains(t))
+        .filter(|t| !crate::shard::SHARED_TABLES.contains(t) && *t != "events")
         .collect();
     let spill_dir = warehouse.join(format!("_spill-{id}"));
     let totals = ingest_partitioned(paths, opts, &spill_dir, partitions, |part| {
@@ -333,9 +333,20 @@ pub fn ingest_to_warehouse(
         let derived = crate::reduce_all(&ingested);
         agents += ingested.agents.len() as u64;
         intervals += derived.intervals.len() as u64;
-        let batches = store::some_batches(&ingested, &derived, &per_agent)?;
-        let written = store::write_parts(warehouse, &format!("{id}-p{:05}", part.index), &batches)?;
-        for (table, mut names) in written {
+        // `events` is built while it is written; the other tables are small.
+        let pid = format!("{id}-p{:05}", part.index);
+        let (events, written) = rayon::join(
+            || store::write_events_parts(warehouse, &pid, &ingested),
+            || -> Result<_> {
+                let batches = store::some_batches(&ingested, &derived, &per_agent)?;
+                store::write_parts(warehouse, &pid, &batches)
+            },
+        );
+        files
+            .entry("events".to_string())
+            .or_default()
+            .append(&mut events?);
+        for (table, mut names) in written? {
             files.entry(table).or_default().append(&mut names);
         }
         Ok(())
