@@ -1,6 +1,11 @@
 //! The canonical event (EVENTS.md envelope) that every stage after ingest works on,
 //! and the voice of each event type (SEMANTICS.md §6).
 
+/// An id or event type: short text kept inline (up to 24 bytes) rather than on the heap.
+/// A million events hold four of these each; as `String`s they cost four allocations and
+/// about 64 heap bytes per event more.
+pub type Id = compact_str::CompactString;
+
 /// One kept event of a recorded session log.
 ///
 /// `data` holds the payload as JSON text (`{}` when absent or null): stages that need a
@@ -10,10 +15,10 @@ pub struct Event {
     pub seq: u64,
     /// Microseconds since the Unix epoch, UTC.
     pub ts: i64,
-    pub root: String,
-    pub session: String,
-    pub turn: Option<String>,
-    pub kind: String,
+    pub root: Id,
+    pub session: Id,
+    pub turn: Option<Id>,
+    pub kind: Id,
     pub data: String,
     /// Index of the input file in the ingest's sorted file list.
     pub file: u32,

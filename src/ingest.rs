@@ -520,6 +520,9 @@ struct LineSink<'c> {
     spill: Option<EventSink>,
     /// Root → index of its buffer in [`FileRead::groups`].
     group_of: HashMap<String, usize, ahash::RandomState>,
+    /// The group of the last event, and the events grouped so far.
+    last_group: usize,
+    grouped: usize,
 }
 
 enum Held {
@@ -537,6 +540,8 @@ impl<'c> LineSink<'c> {
             imported: Vec::new(),
             spill,
             group_of: HashMap::default(),
+            last_group: 0,
+            grouped: 0,
         };
         if format != Format::Auto {
             sink.decide(format);
@@ -580,14 +585,26 @@ impl<'c> LineSink<'c> {
                             }
                         }
                         None => {
-                            let g = match self.group_of.get(ev.root.as_str()) {
-                                Some(&g) => g,
-                                None => {
-                                    self.group_of.insert(ev.root.clone(), out.groups.len());
-                                    out.groups.push(Vec::with_capacity(16));
-                                    out.groups.len() - 1
+                            // Logs mostly write an agent's events in a run: the last
+                            // group is checked before the map.
+                            let g = match out.groups.get(self.last_group) {
+                                Some(last) if last.first().is_some_and(|e| e.root == ev.root) => {
+                                    self.last_group
                                 }
+                                _ => match self.group_of.get(ev.root.as_str()) {
+                                    Some(&g) => g,
+                                    None => {
+                                        self.group_of.insert(ev.root.to_string(), out.groups.len());
+                                        // Sized like the file's agents so far, so that most
+                                        // buffers never grow (each growth copies the buffer).
+                                        let avg = self.grouped / out.groups.len().max(1);
+                                        out.groups.push(Vec::with_capacity(avg.clamp(16, 4096)));
+                                        out.groups.len() - 1
+                                    }
+                                },
                             };
+                            self.last_group = g;
+                            self.grouped += 1;
                             out.groups[g].push(ev);
                         }
                     }
@@ -836,18 +853,24 @@ pub fn assemble_events(
         let mut single: Option<u32> = None;
         let mut mixed = false;
         let start = agent_of.len();
+        let mut prev: Option<(&str, u32)> = None;
         for ev in part {
-            let a = match index.get(ev.root.as_str()) {
-                Some(&a) => a,
+            let known = match prev {
+                Some((root, a)) if root == ev.root => Some(a),
+                _ => index.get(ev.root.as_str()).copied(),
+            };
+            let a = match known {
+                Some(a) => a,
                 None => {
                     let a = sizes.len() as u32;
-                    index.insert(ev.root.clone(), a);
-                    roots.push(ev.root.clone());
+                    index.insert(ev.root.to_string(), a);
+                    roots.push(ev.root.to_string());
                     sizes.push(0);
                     parts_of.push(0);
                     a
                 }
             };
+            prev = Some((ev.root.as_str(), a));
             sizes[a as usize] += 1;
             agent_of.push(a);
             match single {
@@ -979,8 +1002,8 @@ pub fn resolve_imported_roots(all: &mut [Vec<Event>], imported: &[bool]) {
         }
         for ev in evs {
             if ev.session != ev.root {
-                up.entry(ev.session.clone())
-                    .or_insert_with(|| ev.root.clone());
+                up.entry(ev.session.to_string())
+                    .or_insert_with(|| ev.root.to_string());
             }
         }
     }
@@ -1005,7 +1028,7 @@ pub fn resolve_imported_roots(all: &mut [Vec<Event>], imported: &[bool]) {
         }
         for ev in evs.iter_mut() {
             if let Some(t) = top(&ev.root) {
-                ev.root = t;
+                ev.root = t.into();
             }
         }
     }

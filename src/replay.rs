@@ -23,9 +23,9 @@ use crate::reduce::{Applied, Reducer};
 pub fn timeline_entry(r: &Reducer, ev: &Event, applied: &Applied) -> Value {
     json!({
         "cursor": ev.seq.to_string(),
-        "type": ev.kind,
-        "session": ev.session,
-        "turn": ev.turn,
+        "type": ev.kind.as_str(),
+        "session": ev.session.as_str(),
+        "turn": ev.turn.as_deref(),
         "state": applied.turn.map(|t| r.state_record(t, Some(ev.seq))),
     })
 }
@@ -106,10 +106,10 @@ fn batch_to_events(b: &RecordBatch) -> Result<Vec<Event>> {
         .map(|i| Event {
             seq: seq.value(i) as u64,
             ts: ts.value(i),
-            root: root.value(i).to_string(),
-            session: session.value(i).to_string(),
-            turn: (!turn.is_null(i)).then(|| turn.value(i).to_string()),
-            kind: kind.value(i).to_string(),
+            root: root.value(i).into(),
+            session: session.value(i).into(),
+            turn: (!turn.is_null(i)).then(|| turn.value(i).into()),
+            kind: kind.value(i).into(),
             data: data.value(i).to_string(),
             file: 0,
             line: line.value(i) as u64,
@@ -137,7 +137,7 @@ pub fn follow(input: impl BufRead, out: &mut dyn Write, errors: &mut dyn Write) 
             }
         };
         let r = reducers
-            .entry(ev.root.clone())
+            .entry(ev.root.to_string())
             .or_insert_with(|| Reducer::new(&ev.root, true));
         match r.apply(&ev) {
             Some(a) => {

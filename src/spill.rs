@@ -178,10 +178,10 @@ pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
                 ts: c.u64()? as i64,
                 file: c.u32()?,
                 line: c.u64()?,
-                root: c.string()??,
-                session: c.string()??,
-                turn: c.string()?,
-                kind: c.string()??,
+                root: c.string()??.into(),
+                session: c.string()??.into(),
+                turn: c.string()?.map(Into::into),
+                kind: c.string()??.into(),
                 data: c.string()??,
             })
         })()
@@ -394,7 +394,7 @@ mod tests {
             ts: -5,
             root: root.into(),
             session: "s".into(),
-            turn: turn.map(str::to_string),
+            turn: turn.map(Into::into),
             kind: "turn/end".into(),
             data: "{\"a\":\"ü\"}".into(),
             file: 2,

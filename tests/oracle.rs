@@ -1043,10 +1043,10 @@ fn read_dump(path: &str) -> Vec<Event> {
             Event {
                 seq: v["seq"].as_u64().expect("seq"),
                 ts: v["ts"].as_i64().expect("ts"),
-                root: v["root"].as_str().expect("root").to_string(),
-                session: v["session"].as_str().expect("session").to_string(),
-                turn: v["turn"].as_str().map(str::to_string),
-                kind: v["type"].as_str().expect("type").to_string(),
+                root: v["root"].as_str().expect("root").into(),
+                session: v["session"].as_str().expect("session").into(),
+                turn: v["turn"].as_str().map(Into::into),
+                kind: v["type"].as_str().expect("type").into(),
                 data: v["data"].to_string(),
                 file: 0,
                 line: i as u64 + 1,
@@ -1070,7 +1070,10 @@ fn oracle_agrees_on_dumped_agents() {
         let ing = Ingested {
             files: Vec::new(),
             skipped_files: Vec::new(),
-            agents: vec![runlog::ingest::Agent { root, events }],
+            agents: vec![runlog::ingest::Agent {
+                root: root.to_string(),
+                events,
+            }],
             rejects: Vec::new(),
         };
         check_against_oracle(path, &ing, &mut report);

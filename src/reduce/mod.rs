@@ -497,8 +497,8 @@ impl Reducer {
         let i = self.errors.len();
         self.errors.push(ErrorRow {
             root: self.root.clone(),
-            session: ev.session.clone(),
-            turn: ev.turn.clone(),
+            session: ev.session.to_string(),
+            turn: ev.turn.as_deref().map(str::to_string),
             seq: ev.seq as i64,
             ts: ev.ts,
             source,
@@ -684,7 +684,7 @@ impl Reducer {
         match kind {
             "session/start" => {
                 let m = parse_map(&ev.data);
-                let info = self.sessions.entry(ev.session.clone()).or_default();
+                let info = self.sessions.entry(ev.session.to_string()).or_default();
                 info.parent = get_str(&m, "parent");
                 info.parent_turn = get_str(&m, "parent_turn");
                 self.relink_open_callbacks();
@@ -692,7 +692,7 @@ impl Reducer {
             "session/end" => {
                 let m = parse_map(&ev.data);
                 if m.get("status").and_then(Value::as_str) == Some("cancelled") {
-                    let info = self.sessions.entry(ev.session.clone()).or_default();
+                    let info = self.sessions.entry(ev.session.to_string()).or_default();
                     info.cancelled_at.get_or_insert(seq);
                 }
             }
@@ -762,8 +762,8 @@ impl Reducer {
                 let i = self.tool_calls.len();
                 self.tool_calls.push(ToolCallRow {
                     root: self.root.clone(),
-                    session: ev.session.clone(),
-                    turn: ev.turn.clone(),
+                    session: ev.session.to_string(),
+                    turn: ev.turn.as_deref().map(str::to_string),
                     call_id: str_of(&d.call_id),
                     seq: seq as i64,
                     name: str_of(&d.name),
@@ -789,8 +789,8 @@ impl Reducer {
                 let id = get_str(&m, "callback_id");
                 self.callbacks.push(CallbackRow {
                     root: self.root.clone(),
-                    session: ev.session.clone(),
-                    turn: ev.turn.clone(),
+                    session: ev.session.to_string(),
+                    turn: ev.turn.as_deref().map(str::to_string),
                     callback_id: id.clone(),
                     kind: get_str(&m, "kind"),
                     title: get_str(&m, "title"),
@@ -881,7 +881,7 @@ impl Reducer {
                 let r = reason.unwrap_or(&Value::Null);
                 let cancelled_session = self
                     .sessions
-                    .get(&ev.session)
+                    .get(ev.session.as_str())
                     .and_then(|s| s.cancelled_at)
                     .is_some_and(|c| c > self.turns[t].start_seq && c < seq);
                 let cause = r
