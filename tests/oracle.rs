@@ -34,10 +34,10 @@ fn event_value(e: &Event) -> Value {
     json!({
         "seq": e.seq,
         "ts": e.ts,
-        "root": e.root,
-        "session": e.session,
-        "turn": e.turn,
-        "type": e.kind,
+        "root": e.root.as_str(),
+        "session": e.session.as_str(),
+        "turn": e.turn.as_deref(),
+        "type": e.kind.as_str(),
         "data": serde_json::from_str::<Value>(&e.data).expect("kept data is JSON"),
     })
 }

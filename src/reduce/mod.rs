@@ -280,6 +280,8 @@ pub struct Reducer {
     turns: Vec<TurnState>,
     /// session → turn → index into `turns` (looked up without allocating).
     turn_index: HashMap<String, HashMap<String, usize>>,
+    /// The turn [`Reducer::turn_id`] found last.
+    last_turn: usize,
     intervals: Vec<IntervalRow>,
     open_interval: Option<usize>,
     /// The last root-session `turn/end` in the open interval: (seq, kind if a string).
@@ -389,6 +391,7 @@ impl Reducer {
             sessions: HashMap::default(),
             turns: Vec::new(),
             turn_index: HashMap::default(),
+            last_turn: 0,
             intervals: Vec::new(),
             open_interval: None,
             last_root_end: None,
@@ -421,9 +424,17 @@ impl Reducer {
     }
 
     fn turn_id(&mut self, session: &str, turn: &str, seq: u64) -> usize {
+        // Most events name the turn the event before named: compare before hashing.
+        if let Some(last) = self.turns.get(self.last_turn) {
+            if last.turn == turn && last.session == session {
+                return self.last_turn;
+            }
+        }
         if let Some(i) = self.lookup_turn(session, turn) {
+            self.last_turn = i;
             return i;
         }
+        self.last_turn = self.turns.len();
         let i = self.turns.len();
         self.turns.push(TurnState {
             session: session.to_string(),
