@@ -101,11 +101,11 @@ fn check_kept(line: &[u8], ev: &event::Event) {
         .expect("ts out of chrono's range")
         .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let mut back = serde_json::json!({
-        "seq": ev.seq, "ts": ts, "root": ev.root, "session": ev.session,
-        "type": ev.kind, "data": Value::Object(data),
+        "seq": ev.seq, "ts": ts, "root": ev.root.as_str(), "session": ev.session.as_str(),
+        "type": ev.kind.as_str(), "data": Value::Object(data),
     });
     if let Some(t) = &ev.turn {
-        back["turn"] = Value::String(t.clone());
+        back["turn"] = Value::String(t.to_string());
     }
     let back_line = serde_json::to_vec(&back).unwrap();
     let again = decode::parse_line(&back_line).expect("the event written back is rejected");
