@@ -368,16 +368,7 @@ pub fn ingest_to_warehouse(
     }
     summary.seconds = start.elapsed().as_secs_f64();
     summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
-    let manifest = store::Manifest {
-        format: store::MANIFEST_FORMAT.into(),
-        ingest_id: id,
-        created_at: chrono::Utc::now().to_rfc3339(),
-        tables: files,
-        summary: serde_json::to_value(&summary)?,
-        shards: None,
-    };
-    store::publish_manifest(warehouse, &manifest)?;
-    store::collect_garbage(warehouse, &manifest);
+    store::commit_full(warehouse, id, files, serde_json::to_value(&summary)?)?;
     Ok(summary)
 }
 

@@ -719,11 +719,22 @@ pub fn write_warehouse(
     let _lock = WarehouseLock::acquire(dir)?;
     let id = new_ingest_id();
     let files = write_parts(dir, &id, tables)?;
+    commit_full(dir, id, files, summary)
+}
+
+/// Commits a full ingest's written parts: publishes its manifest, then removes the files
+/// no manifest names any more. The caller holds the warehouse lock.
+pub fn commit_full(
+    dir: &Path,
+    ingest_id: String,
+    tables: BTreeMap<String, Vec<String>>,
+    summary: serde_json::Value,
+) -> Result<Manifest> {
     let manifest = Manifest {
         format: MANIFEST_FORMAT.into(),
-        ingest_id: id.clone(),
+        ingest_id,
         created_at: chrono::Utc::now().to_rfc3339(),
-        tables: files,
+        tables,
         summary,
         shards: None,
     };
@@ -769,16 +780,7 @@ pub fn write_warehouse_deriving<D: std::borrow::Borrow<Derived> + Send, T: Send>
     );
     let (mut files, summary, d, extra) = rest?;
     files.insert("events".to_string(), events?);
-    let manifest = Manifest {
-        format: MANIFEST_FORMAT.into(),
-        ingest_id: id.clone(),
-        created_at: chrono::Utc::now().to_rfc3339(),
-        tables: files,
-        summary,
-        shards: None,
-    };
-    publish_manifest(dir, &manifest)?;
-    collect_garbage(dir, &manifest);
+    let manifest = commit_full(dir, id, files, summary)?;
     Ok((manifest, d, extra))
 }
 
