@@ -41,25 +41,99 @@ pub enum Voice {
     Unknown,
 }
 
+/// The event types of EVENTS.md, so that the reducer tells them apart once per event
+/// instead of comparing text in every rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    SessionStart,
+    SessionEnd,
+    InboxReceipt,
+    AgentIdle,
+    TurnStart,
+    TurnEnd,
+    TurnBusy,
+    TurnConflict,
+    ModelEnd,
+    TextDelta,
+    ReasoningDelta,
+    Progress,
+    Log,
+    ToolCall,
+    ToolResult,
+    CallbackOpen,
+    CallbackAnswer,
+    RunStarted,
+    RunStatus,
+    RunCompleted,
+    RunFailed,
+    RunCancelled,
+    /// A type EVENTS.md does not list (a newer runtime's): kept, passed over.
+    Other,
+}
+
+impl Kind {
+    /// The kind of an event `type`.
+    pub fn of(kind: &str) -> Kind {
+        match kind {
+            "text/delta" => Kind::TextDelta,
+            "reasoning/delta" => Kind::ReasoningDelta,
+            "model/end" => Kind::ModelEnd,
+            "tool/call" => Kind::ToolCall,
+            "tool/result" => Kind::ToolResult,
+            "turn/start" => Kind::TurnStart,
+            "turn/end" => Kind::TurnEnd,
+            "inbox/receipt" => Kind::InboxReceipt,
+            "agent/idle" => Kind::AgentIdle,
+            "callback/open" => Kind::CallbackOpen,
+            "callback/answer" => Kind::CallbackAnswer,
+            "log" => Kind::Log,
+            "progress" => Kind::Progress,
+            "session/start" => Kind::SessionStart,
+            "session/end" => Kind::SessionEnd,
+            "turn/busy" => Kind::TurnBusy,
+            "turn/conflict" => Kind::TurnConflict,
+            "run.started" => Kind::RunStarted,
+            "run.status" => Kind::RunStatus,
+            "run.completed" => Kind::RunCompleted,
+            "run.failed" => Kind::RunFailed,
+            "run.cancelled" => Kind::RunCancelled,
+            _ => Kind::Other,
+        }
+    }
+}
+
 impl Voice {
     /// The voice of an event type.
     pub fn of(kind: &str) -> Voice {
-        match kind {
-            "inbox/receipt" | "agent/idle" | "turn/start" | "turn/end" | "turn/busy"
-            | "turn/conflict" | "run.started" | "run.status" => Voice::Lifecycle,
-            "text/delta" => Voice::Assistant,
-            "reasoning/delta" => Voice::Reasoning,
-            "progress" => Voice::Progress,
-            "log" => Voice::Log,
-            "tool/call" | "tool/result" => Voice::Tool,
-            "model/end" => Voice::Model,
-            "callback/open" | "callback/answer" => Voice::Interaction,
-            "run.completed" | "run.failed" | "run.cancelled" => Voice::Terminal,
+        Voice::of_kind(Kind::of(kind), kind)
+    }
+
+    /// The voice of an event type whose [`Kind`] is known.
+    pub fn of_kind(k: Kind, kind: &str) -> Voice {
+        match k {
+            Kind::InboxReceipt
+            | Kind::AgentIdle
+            | Kind::TurnStart
+            | Kind::TurnEnd
+            | Kind::TurnBusy
+            | Kind::TurnConflict
+            | Kind::RunStarted
+            | Kind::RunStatus
+            | Kind::SessionStart
+            | Kind::SessionEnd => Voice::Lifecycle,
+            Kind::TextDelta => Voice::Assistant,
+            Kind::ReasoningDelta => Voice::Reasoning,
+            Kind::Progress => Voice::Progress,
+            Kind::Log => Voice::Log,
+            Kind::ToolCall | Kind::ToolResult => Voice::Tool,
+            Kind::ModelEnd => Voice::Model,
+            Kind::CallbackOpen | Kind::CallbackAnswer => Voice::Interaction,
+            Kind::RunCompleted | Kind::RunFailed | Kind::RunCancelled => Voice::Terminal,
             // SEMANTICS.md §6 names these families by prefix: session/*, tool/*, callback/*.
-            k if k.starts_with("session/") => Voice::Lifecycle,
-            k if k.starts_with("tool/") => Voice::Tool,
-            k if k.starts_with("callback/") => Voice::Interaction,
-            _ => Voice::Unknown,
+            Kind::Other if kind.starts_with("session/") => Voice::Lifecycle,
+            Kind::Other if kind.starts_with("tool/") => Voice::Tool,
+            Kind::Other if kind.starts_with("callback/") => Voice::Interaction,
+            Kind::Other => Voice::Unknown,
         }
     }
 

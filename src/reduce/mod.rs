@@ -6,15 +6,15 @@
 //! changed, so the same code serves batch ingest ([`reduce_agent`]) and live monitoring
 //! (`runlog replay --follow`). [`Reducer::finish`] turns its state into table rows.
 
+pub mod payload;
 pub mod rules;
 
 use ahash::AHashMap as HashMap;
-use std::borrow::Cow;
 
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::event::{Event, Voice};
+use crate::event::{Event, Kind, Voice};
+use payload::Raw;
 use rules::{end_class, is_cancel_kind, EndClass};
 
 /// A row of `intervals`.
@@ -214,13 +214,15 @@ enum TurnEnd {
         cause: String,
     },
     Failed {
-        error: Value,
+        /// The recorded Error's JSON text, if there was one.
+        error: Option<String>,
         code: Option<String>,
         text: Option<String>,
     },
     Unknown {
         outcome: String,
-        raw: Value,
+        /// `reason` as JSON text, kept only with details.
+        raw: Option<String>,
         text: Option<String>,
     },
     /// A `turn/end` without a string `reason.kind`: no state.
@@ -300,55 +302,6 @@ pub struct Reducer {
     seq_gaps: i64,
 }
 
-// Lenient payload shapes: a field of the wrong type reads as absent, never as a failure.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct TextData<'a> {
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ModelEndData {
-    usage: Value,
-    error: Value,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ToolCallData<'a> {
-    call_id: Value,
-    name: Value,
-    #[serde(borrow)]
-    arguments: Option<&'a serde_json::value::RawValue>,
-}
-
-fn parse<'a, T: Deserialize<'a> + Default>(data: &'a str) -> T {
-    serde_json::from_str(data).unwrap_or_default()
-}
-
-fn parse_map(data: &str) -> Map<String, Value> {
-    serde_json::from_str(data).unwrap_or_default()
-}
-
-fn str_of(v: &Value) -> Option<String> {
-    v.as_str().map(str::to_owned)
-}
-
-fn get_str(m: &Map<String, Value>, k: &str) -> Option<String> {
-    m.get(k).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn int_of(v: Option<&Value>) -> Option<i64> {
-    let v = v?;
-    v.as_i64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-            .map(|f| f as i64)
-    })
-}
-
 /// The fields of a recorded Error shape.
 struct ErrorFields {
     code: Option<String>,
@@ -358,18 +311,24 @@ struct ErrorFields {
     details_reason: Option<String>,
 }
 
-fn error_fields(e: &Value) -> ErrorFields {
-    let details = e.get("details");
+/// Reads a recorded Error (any field of the wrong type, or no Error at all, reads as absent).
+fn error_fields(e: Option<Raw>) -> ErrorFields {
+    let [code, message, retryable, details] = e.map_or([None; 4], |e| {
+        e.fields(["code", "message", "retryable", "details"])
+    });
+    let [http_status, reason] = details.map_or([None; 2], |d| d.fields(["http_status", "reason"]));
     ErrorFields {
-        code: e.get("code").and_then(Value::as_str).map(str::to_owned),
-        message: e.get("message").and_then(Value::as_str).map(str::to_owned),
-        retryable: e.get("retryable").and_then(Value::as_bool).unwrap_or(false),
-        http_status: int_of(details.and_then(|d| d.get("http_status"))),
-        details_reason: details
-            .and_then(|d| d.get("reason"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        code: code.and_then(Raw::string),
+        message: message.and_then(Raw::string),
+        retryable: retryable.and_then(Raw::as_bool).unwrap_or(false),
+        http_status: http_status.and_then(Raw::as_i64),
+        details_reason: reason.and_then(Raw::string),
     }
+}
+
+/// A top-level string member of a payload.
+fn str_field(data: &str, key: &str) -> Option<String> {
+    payload::get(data, key).and_then(Raw::string)
 }
 
 fn char_len(s: &str) -> i64 {
@@ -498,7 +457,7 @@ impl Reducer {
         self.turn_index.get(session)?.get(turn).copied()
     }
 
-    fn record_error(&mut self, ev: &Event, source: &'static str, e: &Value) -> usize {
+    fn record_error(&mut self, ev: &Event, source: &'static str, e: Option<Raw>) -> usize {
         let f = error_fields(e);
         let expected = rules::retryable_expected(
             f.code.as_deref(),
@@ -602,7 +561,7 @@ impl Reducer {
             }
         }
 
-        let kind = ev.kind.as_str();
+        let kind = Kind::of(&ev.kind);
         let mut applied = Applied {
             cursor: seq,
             turn: None,
@@ -612,18 +571,19 @@ impl Reducer {
 
         // The turn this event names (refusals name no turn of their own).
         let turn_idx = match (&ev.turn, kind) {
-            (_, "turn/busy") | (_, "turn/conflict") => None,
+            (_, Kind::TurnBusy) | (_, Kind::TurnConflict) => None,
             (Some(t), _) => Some(self.turn_id(&ev.session, t, seq)),
             (None, _) => None,
         };
         applied.turn = turn_idx.map(TurnId);
 
         // Interval boundaries and counts.
-        let is_root_session = ev.session == self.root;
+        // Only receipts and turn ends ask (compared once, not for every delta).
+        let is_root_session =
+            matches!(kind, Kind::InboxReceipt | Kind::TurnEnd) && ev.session == self.root;
         let mut boundary = false;
         match kind {
-            "inbox/receipt" if is_root_session && self.open_interval.is_none() => {
-                let m = parse_map(&ev.data);
+            Kind::InboxReceipt if is_root_session && self.open_interval.is_none() => {
                 self.intervals.push(IntervalRow {
                     root: self.root.clone(),
                     open_seq: seq as i64,
@@ -633,7 +593,7 @@ impl Reducer {
                     status: "unsettled",
                     finish_reason: None,
                     protocol_error: None,
-                    message_id: get_str(&m, "message_id"),
+                    message_id: str_field(&ev.data, "message_id"),
                     joined_messages: 0,
                     turns: 0,
                     model_calls: 0,
@@ -650,7 +610,7 @@ impl Reducer {
                 applied.opened_interval = true;
                 boundary = true;
             }
-            "agent/idle" => {
+            Kind::AgentIdle => {
                 boundary = true;
                 match self.open_interval.take() {
                     Some(k) => {
@@ -679,11 +639,11 @@ impl Reducer {
             if let Some(k) = self.open_interval {
                 let iv = &mut self.intervals[k];
                 match kind {
-                    "inbox/receipt" if is_root_session => iv.joined_messages += 1,
-                    "turn/start" => iv.turns += 1,
-                    "tool/call" => iv.tool_calls += 1,
-                    "turn/busy" => iv.busy += 1,
-                    "turn/conflict" => iv.conflicts += 1,
+                    Kind::InboxReceipt if is_root_session => iv.joined_messages += 1,
+                    Kind::TurnStart => iv.turns += 1,
+                    Kind::ToolCall => iv.tool_calls += 1,
+                    Kind::TurnBusy => iv.busy += 1,
+                    Kind::TurnConflict => iv.conflicts += 1,
                     _ => {}
                 }
             }
@@ -693,21 +653,21 @@ impl Reducer {
         self.track_run(ev, kind);
 
         match kind {
-            "session/start" => {
-                let m = parse_map(&ev.data);
+            Kind::SessionStart => {
+                let [parent, parent_turn] = payload::fields(&ev.data, ["parent", "parent_turn"]);
                 let info = self.sessions.entry(ev.session.to_string()).or_default();
-                info.parent = get_str(&m, "parent");
-                info.parent_turn = get_str(&m, "parent_turn");
+                info.parent = parent.and_then(Raw::string);
+                info.parent_turn = parent_turn.and_then(Raw::string);
                 self.relink_open_callbacks();
             }
-            "session/end" => {
-                let m = parse_map(&ev.data);
-                if m.get("status").and_then(Value::as_str) == Some("cancelled") {
+            Kind::SessionEnd => {
+                let status = payload::get(&ev.data, "status").and_then(Raw::as_str);
+                if status.as_deref() == Some("cancelled") {
                     let info = self.sessions.entry(ev.session.to_string()).or_default();
                     info.cancelled_at.get_or_insert(seq);
                 }
             }
-            "turn/start" => {
+            Kind::TurnStart => {
                 if let Some(t) = turn_idx {
                     let open = self.open_interval.map(|k| self.intervals[k].open_seq);
                     let ts = &mut self.turns[t];
@@ -718,32 +678,35 @@ impl Reducer {
                     }
                 }
             }
-            "text/delta" => {
+            Kind::TextDelta => {
                 if let Some(t) = turn_idx {
-                    let d: TextData = parse(&ev.data);
-                    if let Some(text) = d.text {
-                        let ts = &mut self.turns[t];
-                        if ts.end.is_none() {
-                            ts.delta_chars += char_len(&text);
+                    let text = payload::get(&ev.data, "text");
+                    let ts = &mut self.turns[t];
+                    if ts.end.is_none() {
+                        if let Some(n) = text.and_then(Raw::char_len) {
+                            ts.delta_chars += n;
                             if self.keep_detail {
-                                ts.delta_text.push_str(&text);
+                                ts.delta_text
+                                    .push_str(&text.and_then(Raw::as_str).unwrap_or_default());
                             }
                         }
                     }
                 }
             }
-            "model/end" => {
-                let d: ModelEndData = parse(&ev.data);
-                let input = int_of(d.usage.get("input_tokens")).unwrap_or(0);
-                let output = int_of(d.usage.get("output_tokens")).unwrap_or(0);
+            Kind::ModelEnd => {
+                let [usage, error] = payload::fields(&ev.data, ["usage", "error"]);
+                let [input, output] =
+                    usage.map_or([None; 2], |u| u.fields(["input_tokens", "output_tokens"]));
+                let input = input.and_then(Raw::as_i64).unwrap_or(0);
+                let output = output.and_then(Raw::as_i64).unwrap_or(0);
                 if let Some(k) = self.open_interval {
                     let iv = &mut self.intervals[k];
                     iv.model_calls += 1;
                     iv.input_tokens += input;
                     iv.output_tokens += output;
                 }
-                let err = if d.error.is_object() {
-                    Some(self.record_error(ev, "model", &d.error))
+                let err = if error.is_some_and(Raw::is_object) {
+                    Some(self.record_error(ev, "model", error))
                 } else {
                     None
                 };
@@ -767,18 +730,21 @@ impl Reducer {
                     }
                 }
             }
-            "turn/end" => self.turn_end(ev, turn_idx, is_root_session),
-            "tool/call" => {
-                let d: ToolCallData = parse(&ev.data);
+            Kind::TurnEnd => self.turn_end(ev, turn_idx, is_root_session),
+            Kind::ToolCall => {
+                let [call_id, name, arguments] =
+                    payload::fields(&ev.data, ["call_id", "name", "arguments"]);
                 let i = self.tool_calls.len();
                 self.tool_calls.push(ToolCallRow {
                     root: self.root.clone(),
                     session: ev.session.to_string(),
                     turn: ev.turn.as_deref().map(str::to_string),
-                    call_id: str_of(&d.call_id),
+                    call_id: call_id.and_then(Raw::string),
                     seq: seq as i64,
-                    name: str_of(&d.name),
-                    arguments: d.arguments.map(|a| a.get().to_string()),
+                    name: name.and_then(Raw::string),
+                    arguments: arguments
+                        .filter(|a| !a.is_null())
+                        .map(|a| a.text().to_string()),
                     status: None,
                     detail: None,
                 });
@@ -786,25 +752,31 @@ impl Reducer {
                     self.turns[t].tool_calls.push(i);
                 }
             }
-            "tool/result" => {
-                let m = parse_map(&ev.data);
-                if let Some(id) = get_str(&m, "call_id") {
-                    self.tool_results
-                        .entry(id)
-                        .or_insert_with(|| (get_str(&m, "status"), get_str(&m, "detail")));
+            Kind::ToolResult => {
+                let [id, status, detail] =
+                    payload::fields(&ev.data, ["call_id", "status", "detail"]);
+                if let Some(id) = id.and_then(Raw::as_str) {
+                    // The first result of a call decides.
+                    if !self.tool_results.contains_key(id.as_ref()) {
+                        self.tool_results.insert(
+                            id.into_owned(),
+                            (status.and_then(Raw::string), detail.and_then(Raw::string)),
+                        );
+                    }
                 }
             }
-            "callback/open" => {
-                let m = parse_map(&ev.data);
+            Kind::CallbackOpen => {
+                let [id, cb_kind, title] =
+                    payload::fields(&ev.data, ["callback_id", "kind", "title"]);
                 let i = self.callbacks.len();
-                let id = get_str(&m, "callback_id");
+                let id = id.and_then(Raw::string);
                 self.callbacks.push(CallbackRow {
                     root: self.root.clone(),
                     session: ev.session.to_string(),
                     turn: ev.turn.as_deref().map(str::to_string),
                     callback_id: id.clone(),
-                    kind: get_str(&m, "kind"),
-                    title: get_str(&m, "title"),
+                    kind: cb_kind.and_then(Raw::string),
+                    title: title.and_then(Raw::string),
                     open_seq: seq as i64,
                     close_seq: None,
                     closed_by: None,
@@ -821,18 +793,18 @@ impl Reducer {
                     self.open_callbacks_by_id.entry(id).or_default().push(i);
                 }
             }
-            "callback/answer" => {
-                let m = parse_map(&ev.data);
-                if let Some(id) = get_str(&m, "callback_id") {
-                    if let Some(&cb) = self.open_callbacks_by_id.get(&id).and_then(|v| v.first()) {
+            Kind::CallbackAnswer => {
+                let id = payload::get(&ev.data, "callback_id").and_then(Raw::as_str);
+                if let Some(id) = id {
+                    let open = self.open_callbacks_by_id.get(id.as_ref());
+                    if let Some(&cb) = open.and_then(|v| v.first()) {
                         self.close_callback(cb, seq, "answer");
                     }
                 }
             }
-            "run.failed" => {
-                let m = parse_map(&ev.data);
-                let e = m.get("error").cloned().unwrap_or(Value::Null);
-                self.record_error(ev, "run", &e);
+            Kind::RunFailed => {
+                let e = payload::get(&ev.data, "error");
+                self.record_error(ev, "run", e);
             }
             _ => {}
         }
@@ -841,23 +813,19 @@ impl Reducer {
 
     fn turn_end(&mut self, ev: &Event, turn_idx: Option<usize>, is_root_session: bool) {
         let seq = ev.seq;
-        let m = parse_map(&ev.data);
-        let reason = m.get("reason");
-        let kind = reason
-            .and_then(|r| r.get("kind"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let [reason, text, output, output_error] =
+            payload::fields(&ev.data, ["reason", "text", "output", "output_error"]);
+        let [kind, cause, inner_reason, error] = reason.map_or([None; 4], |r| {
+            r.fields(["kind", "cause", "reason", "error"])
+        });
+        let kind = kind.and_then(Raw::string);
         if is_root_session && self.open_interval.is_some() {
             self.last_root_end = Some((seq, kind.clone()));
         }
         let class = kind.as_deref().map(end_class);
-        let text = get_str(&m, "text");
+        let text = text.and_then(Raw::string);
         if class == Some(EndClass::Failed) {
-            let e = reason
-                .and_then(|r| r.get("error"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            self.record_error(ev, "turn", &e);
+            self.record_error(ev, "turn", error);
         }
         let Some(t) = turn_idx else {
             return;
@@ -869,13 +837,14 @@ impl Reducer {
             (None, _) | (_, None) => TurnEnd::Malformed,
             (Some(EndClass::Completed(with_reason)), Some(k)) => {
                 let output = if self.keep_detail {
-                    let out = match m.get("output") {
-                        Some(o) => o.clone(),
+                    let out = match output {
+                        Some(o) => o.to_value(),
                         None => Value::String(text.clone().unwrap_or_default()),
                     };
-                    Some(match m.get("output_error") {
+                    Some(match output_error {
                         Some(err) => {
-                            json!({"invalid": {"raw": m.get("output").cloned().unwrap_or(Value::Null), "error": err}})
+                            let raw = output.map_or(Value::Null, Raw::to_value);
+                            json!({"invalid": {"raw": raw, "error": err.to_value()}})
                         }
                         None => out,
                     })
@@ -889,21 +858,18 @@ impl Reducer {
                 }
             }
             (Some(EndClass::Interrupted), Some(k)) => {
-                let r = reason.unwrap_or(&Value::Null);
                 let cancelled_session = self
                     .sessions
                     .get(ev.session.as_str())
                     .and_then(|s| s.cancelled_at)
                     .is_some_and(|c| c > self.turns[t].start_seq && c < seq);
-                let cause = r
-                    .get("cause")
-                    .and_then(Value::as_str)
+                let cause = cause
+                    .and_then(Raw::string)
                     .or_else(|| {
-                        r.get("reason")
-                            .and_then(|x| x.get("kind"))
-                            .and_then(Value::as_str)
+                        inner_reason
+                            .and_then(|r| r.get("kind"))
+                            .and_then(Raw::string)
                     })
-                    .map(str::to_owned)
                     .unwrap_or_else(|| {
                         if is_cancel_kind(&k) || cancelled_session {
                             "cancelled".into()
@@ -913,17 +879,18 @@ impl Reducer {
                     });
                 TurnEnd::Interrupted { cause }
             }
-            (Some(EndClass::Failed), Some(_)) => {
-                let error = reason
-                    .and_then(|r| r.get("error"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                let code = error.get("code").and_then(Value::as_str).map(str::to_owned);
-                TurnEnd::Failed { error, code, text }
-            }
+            (Some(EndClass::Failed), Some(_)) => TurnEnd::Failed {
+                error: error.map(|e| e.text().to_string()),
+                code: error.and_then(|e| e.get("code")).and_then(Raw::string),
+                text,
+            },
             (Some(EndClass::Unknown), Some(k)) => TurnEnd::Unknown {
                 outcome: k,
-                raw: reason.cloned().unwrap_or(Value::Null),
+                raw: if self.keep_detail {
+                    reason.map(|r| r.text().to_string())
+                } else {
+                    None
+                },
                 text,
             },
         };
@@ -941,12 +908,12 @@ impl Reducer {
         }
     }
 
-    fn track_run(&mut self, ev: &Event, kind: &str) {
+    fn track_run(&mut self, ev: &Event, kind: Kind) {
         match kind {
-            "run.started" => {
-                let m = parse_map(&ev.data);
-                let run_id = get_str(&m, "run_id");
-                let attempt = int_of(m.get("attempt"));
+            Kind::RunStarted => {
+                let [run_id, attempt] = payload::fields(&ev.data, ["run_id", "attempt"]);
+                let run_id = run_id.and_then(Raw::string);
+                let attempt = attempt.and_then(Raw::as_i64);
                 self.runs.push(RunRow {
                     root: self.root.clone(),
                     run_id,
@@ -969,18 +936,19 @@ impl Reducer {
                 self.run_track.push(RunTrack::default());
                 self.current_run = Some(self.runs.len() - 1);
             }
-            "run.completed" | "run.failed" | "run.cancelled" => {
+            Kind::RunCompleted | Kind::RunFailed | Kind::RunCancelled => {
                 // Whatever attempt it settles (maybe another, or none), this event is the
                 // current attempt's last so far, and it is not a delta (§5).
                 if let Some(c) = self.current_run {
                     self.run_track[c].last_was_delta = false;
                 }
-                let m = parse_map(&ev.data);
-                let run_id = get_str(&m, "run_id");
-                let attempt = int_of(m.get("attempt"));
+                let [run_id, attempt, output, error] =
+                    payload::fields(&ev.data, ["run_id", "attempt", "output", "error"]);
+                let run_id = run_id.and_then(Raw::as_str);
+                let attempt = attempt.and_then(Raw::as_i64);
                 let found = (0..self.runs.len()).rev().find(|&i| {
                     !self.run_track[i].settled
-                        && self.runs[i].run_id == run_id
+                        && self.runs[i].run_id.as_deref() == run_id.as_deref()
                         && (attempt.is_none() || self.runs[i].attempt == attempt)
                 });
                 let Some(i) = found else {
@@ -990,30 +958,19 @@ impl Reducer {
                 let row = &mut self.runs[i];
                 row.settle_seq = Some(ev.seq as i64);
                 match kind {
-                    "run.completed" => {
+                    Kind::RunCompleted => {
                         row.settle = "completed";
-                        let out = m.get("output");
-                        row.output_status = out
-                            .and_then(|o| o.get("status"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                        row.wait_for_kind = out
-                            .and_then(|o| o.get("waitFor"))
-                            .and_then(|w| w.get("kind"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                        row.assistant_text_len = out
-                            .and_then(|o| o.get("assistantText"))
-                            .and_then(Value::as_str)
-                            .map(char_len);
+                        let [status, wait_for, text] = output.map_or([None; 3], |o| {
+                            o.fields(["status", "waitFor", "assistantText"])
+                        });
+                        row.output_status = status.and_then(Raw::string);
+                        row.wait_for_kind =
+                            wait_for.and_then(|w| w.get("kind")).and_then(Raw::string);
+                        row.assistant_text_len = text.and_then(Raw::as_str).map(|t| char_len(&t));
                     }
-                    "run.failed" => {
+                    Kind::RunFailed => {
                         row.settle = "failed";
-                        row.error_code = m
-                            .get("error")
-                            .and_then(|e| e.get("code"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
+                        row.error_code = error.and_then(|e| e.get("code")).and_then(Raw::string);
                     }
                     _ => row.settle = "cancelled",
                 }
@@ -1027,7 +984,7 @@ impl Reducer {
                 };
                 let row = &mut self.runs[i];
                 // Counted by voice (SEMANTICS.md §5, §6), so every type of a voice counts.
-                match Voice::of(kind) {
+                match Voice::of_kind(kind, &ev.kind) {
                     Voice::Assistant => row.assistant_deltas += 1,
                     Voice::Reasoning => row.reasoning_deltas += 1,
                     Voice::Progress => row.progress_events += 1,
@@ -1036,7 +993,8 @@ impl Reducer {
                     Voice::Interaction => row.interaction_events += 1,
                     _ => {}
                 }
-                self.run_track[i].last_was_delta = matches!(kind, "text/delta" | "reasoning/delta");
+                self.run_track[i].last_was_delta =
+                    matches!(kind, Kind::TextDelta | Kind::ReasoningDelta);
             }
         }
     }
@@ -1106,18 +1064,21 @@ impl Reducer {
             Some(TurnEnd::Failed { error, text, .. }) => {
                 state = json!("Failed");
                 rec.insert("text".into(), opt(text));
+                let error = error.as_deref().map(Raw);
                 let f = error_fields(error);
+                let details = error.and_then(|e| e.get("details"));
                 rec.insert(
                     "error".into(),
                     json!({"code": f.code, "message": f.message, "retryable": f.retryable,
-                           "details": error.get("details").cloned().unwrap_or(Value::Null)}),
+                           "details": details.map_or(Value::Null, Raw::to_value)}),
                 );
             }
             Some(TurnEnd::Unknown { outcome, raw, text }) => {
                 state = json!("UnknownOutcome");
                 rec.insert("text".into(), opt(text));
                 rec.insert("outcome".into(), json!(outcome));
-                rec.insert("raw".into(), raw.clone());
+                let raw = raw.as_deref().map_or(Value::Null, |r| Raw(r).to_value());
+                rec.insert("raw".into(), raw);
             }
             Some(TurnEnd::Malformed) => {
                 state = Value::Null;
@@ -1199,7 +1160,44 @@ impl Reducer {
     /// The rows of every table as of the current cursor.
     pub fn snapshot(&self) -> Derived {
         let mut tool_calls = self.tool_calls.clone();
-        for tc in &mut tool_calls {
+        self.join_tool_results(&mut tool_calls);
+        let mut runs = self.runs.clone();
+        self.mark_provisional_tails(&mut runs);
+        Derived {
+            intervals: self.intervals.clone(),
+            turns: self.turns.iter().map(|t| self.turn_row(t)).collect(),
+            errors: self.errors.clone(),
+            tool_calls,
+            callbacks: self.callbacks.clone(),
+            runs,
+            agents: self.agent_row().into_iter().collect(),
+        }
+    }
+
+    /// The rows of every table: the end of the log. Like [`Reducer::snapshot`], but moves
+    /// the rows out instead of copying them.
+    pub fn finish(mut self) -> Derived {
+        let mut tool_calls = std::mem::take(&mut self.tool_calls);
+        self.join_tool_results(&mut tool_calls);
+        let mut runs = std::mem::take(&mut self.runs);
+        self.mark_provisional_tails(&mut runs);
+        Derived {
+            turns: self.turns.iter().map(|t| self.turn_row(t)).collect(),
+            agents: self.agent_row().into_iter().collect(),
+            intervals: self.intervals,
+            errors: self.errors,
+            tool_calls,
+            callbacks: self.callbacks,
+            runs,
+        }
+    }
+
+    /// Each tool call's status and detail: those of its first result.
+    fn join_tool_results(&self, tool_calls: &mut [ToolCallRow]) {
+        if self.tool_results.is_empty() {
+            return;
+        }
+        for tc in tool_calls {
             if let Some((status, detail)) =
                 tc.call_id.as_ref().and_then(|id| self.tool_results.get(id))
             {
@@ -1207,9 +1205,17 @@ impl Reducer {
                 tc.detail = detail.clone();
             }
         }
-        let mut runs = self.runs.clone();
+    }
+
+    fn mark_provisional_tails(&self, runs: &mut [RunRow]) {
         for (row, tr) in runs.iter_mut().zip(&self.run_track) {
             row.provisional_tail = !tr.settled && tr.last_was_delta;
+        }
+    }
+
+    fn agent_row(&self) -> Option<AgentRow> {
+        if self.events == 0 {
+            return None;
         }
         let mut sessions: Vec<&str> = self.sessions.keys().map(String::as_str).collect();
         for t in &self.turns {
@@ -1218,35 +1224,17 @@ impl Reducer {
         sessions.push(&self.root);
         sessions.sort_unstable();
         sessions.dedup();
-        let agents = if self.events > 0 {
-            vec![AgentRow {
-                root: self.root.clone(),
-                events: self.events,
-                sessions: sessions.len() as i64,
-                first_seq: self.first_seq as i64,
-                last_seq: self.last_seq.unwrap_or(0) as i64,
-                first_ts: self.first_ts,
-                last_ts: self.last_ts,
-                intervals: self.intervals.len() as i64,
-                stray_idles: self.stray_idles,
-                seq_gaps: self.seq_gaps,
-            }]
-        } else {
-            Vec::new()
-        };
-        Derived {
-            intervals: self.intervals.clone(),
-            turns: self.turns.iter().map(|t| self.turn_row(t)).collect(),
-            errors: self.errors.clone(),
-            tool_calls,
-            callbacks: self.callbacks.clone(),
-            runs,
-            agents,
-        }
-    }
-
-    /// The rows of every table: the end of the log.
-    pub fn finish(self) -> Derived {
-        self.snapshot()
+        Some(AgentRow {
+            root: self.root.clone(),
+            events: self.events,
+            sessions: sessions.len() as i64,
+            first_seq: self.first_seq as i64,
+            last_seq: self.last_seq.unwrap_or(0) as i64,
+            first_ts: self.first_ts,
+            last_ts: self.last_ts,
+            intervals: self.intervals.len() as i64,
+            stray_idles: self.stray_idles,
+            seq_gaps: self.seq_gaps,
+        })
     }
 }

@@ -1,0 +1,343 @@
+//! Reads the few payload fields the reducer needs straight from an event's `data` text,
+//! borrowing and without allocating.
+//!
+//! The reducer looks at one to four fields of most events (`text` of a delta, `usage` and
+//! `error` of a model call, ...). Parsing each payload into a `serde_json::Value` map cost
+//! more than everything else the reducer does, so [`fields`] walks the top level of the
+//! object once and hands back the raw text of the wanted members, and [`Raw`] reads a member
+//! as a string, integer, bool or nested object.
+//!
+//! The answers are those of reading the payload as a `serde_json` map: the last of duplicate
+//! keys wins, and a member of the wrong type reads as absent. Text the walker does not handle
+//! itself (an escaped key, anything malformed) is handed to serde_json, as are escaped strings
+//! and numbers that are not plain integers, so the walker changes speed, never answers.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// The raw JSON text of one member's value (no surrounding whitespace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(pub &'a str);
+
+impl<'a> Raw<'a> {
+    /// The value's text exactly as written.
+    pub fn text(self) -> &'a str {
+        self.0
+    }
+
+    /// The value as a string, if it is one.
+    pub fn as_str(self) -> Option<Cow<'a, str>> {
+        let t = self.0;
+        if !t.starts_with('"') || t.len() < 2 {
+            return None;
+        }
+        let inner = &t[1..t.len() - 1];
+        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+            return Some(Cow::Borrowed(inner));
+        }
+        serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+    }
+
+    /// The length in characters of the value, if it is a string, without unescaping it
+    /// (a text delta's length is all the tables keep of it).
+    pub fn char_len(self) -> Option<i64> {
+        let t = self.0;
+        if !t.starts_with('"') || t.len() < 2 {
+            return None;
+        }
+        let inner = &t.as_bytes()[1..t.len() - 1];
+        let mut escapes = 0i64;
+        let mut i = 0;
+        while let Some(j) = memchr::memchr(b'\\', &inner[i..]) {
+            match inner.get(i + j + 1) {
+                // `\uXXXX` may pair with another into one character: serde_json decides.
+                Some(b'u') | None => return self.as_str().map(|s| s.chars().count() as i64),
+                Some(_) => escapes += 1,
+            }
+            i += j + 2;
+        }
+        // Each escape is two characters of text for one of the string.
+        Some(t[1..t.len() - 1].chars().count() as i64 - escapes)
+    }
+
+    /// The value as an owned string, if it is one.
+    pub fn string(self) -> Option<String> {
+        self.as_str().map(Cow::into_owned)
+    }
+
+    /// The value as an integer: an integer within `i64`, or a float with no fraction
+    /// below 9·10^15 (as JSON writers that only know doubles write counts).
+    pub fn as_i64(self) -> Option<i64> {
+        let b = self.0.as_bytes();
+        let digits = b.strip_prefix(b"-").unwrap_or(b);
+        if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+            // A plain integer that fits: read it here.
+            return self.0.parse().ok();
+        }
+        if !matches!(b.first(), Some(b'-' | b'0'..=b'9')) {
+            return None;
+        }
+        let v: Value = serde_json::from_str(self.0).ok()?;
+        v.as_i64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        })
+    }
+
+    /// The value as a bool, if it is one.
+    pub fn as_bool(self) -> Option<bool> {
+        match self.0 {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is an object.
+    pub fn is_object(self) -> bool {
+        self.0.starts_with('{')
+    }
+
+    /// Whether the value is `null`.
+    pub fn is_null(self) -> bool {
+        self.0 == "null"
+    }
+
+    /// Members of the value, if it is an object (see [`fields`]).
+    pub fn fields<const N: usize>(self, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+        if self.is_object() {
+            fields(self.0, keys)
+        } else {
+            [None; N]
+        }
+    }
+
+    /// One member of the value, if it is an object.
+    pub fn get(self, key: &str) -> Option<Raw<'a>> {
+        let [v] = self.fields([key]);
+        v
+    }
+
+    /// The value parsed (for the rare consumer that keeps a whole subtree).
+    pub fn to_value(self) -> Value {
+        serde_json::from_str(self.0).unwrap_or(Value::Null)
+    }
+}
+
+/// The raw values of `keys` among the top-level members of the JSON object `data` (`None`
+/// for a key that is absent, or for all keys when `data` is not an object).
+pub fn fields<'a, const N: usize>(data: &'a str, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+    let mut out = [None; N];
+    if walk(data, &keys, &mut out).is_none() {
+        out = [None; N];
+        // serde_json decides: escaped keys, or text this walker does not expect.
+        if let Ok(map) = serde_json::from_str::<BTreeMap<Cow<'a, str>, &'a RawValue>>(data) {
+            for (slot, key) in out.iter_mut().zip(keys) {
+                *slot = map.get(key).map(|v| Raw(v.get()));
+            }
+        }
+    }
+    out
+}
+
+/// One top-level member of the JSON object `data`.
+pub fn get<'a>(data: &'a str, key: &str) -> Option<Raw<'a>> {
+    let [v] = fields(data, [key]);
+    v
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the string that opens at `b[i] == '"'`.
+fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        let j = i + memchr::memchr2(b'"', b'\\', &b[i..])?;
+        if b[j] == b'"' {
+            return Some(j + 1);
+        }
+        i = j + 2;
+        if i > b.len() {
+            return None;
+        }
+    }
+}
+
+/// The index after the value that starts at `b[i]`.
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match *b.get(j)? {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+            let mut j = i + 1;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+        _ => None,
+    }
+}
+
+/// Walks the top-level members of `data`; `None` when it meets what it leaves to serde_json.
+fn walk<'a, const N: usize>(
+    data: &'a str,
+    keys: &[&str; N],
+    out: &mut [Option<Raw<'a>>; N],
+) -> Option<()> {
+    let b = data.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return (skip_ws(b, i + 1) == b.len()).then_some(());
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_start = i + 1;
+        let key_end = key_start + memchr::memchr2(b'"', b'\\', &b[key_start..])?;
+        if b[key_end] == b'\\' {
+            return None;
+        }
+        i = skip_ws(b, key_end + 1);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_ws(b, i + 1);
+        let end = skip_value(b, start)?;
+        let key = &b[key_start..key_end];
+        for (slot, k) in out.iter_mut().zip(keys) {
+            if k.as_bytes() == key {
+                *slot = Some(Raw(&data[start..end]));
+            }
+        }
+        i = skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(()),
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What serde_json's map reading says: the reference the walker must agree with.
+    fn reference<'a>(data: &'a str, key: &str) -> Option<&'a str> {
+        let map: BTreeMap<Cow<'a, str>, &'a RawValue> = serde_json::from_str(data).ok()?;
+        map.get(key).map(|v| v.get())
+    }
+
+    #[test]
+    fn agrees_with_serde_json() {
+        let cases = [
+            r#"{}"#,
+            r#"  { }  "#,
+            r#"{"text":"hello"}"#,
+            r#"{"text":"h\"e\\llo","n":1}"#,
+            r#"{ "a" : [1, {"b": "]}"}], "text" : "x" , "c":null }"#,
+            r#"{"text":"first","text":"second"}"#,
+            r#"{"te\u0078t":"escaped key"}"#,
+            r#"{"usage":{"input_tokens":5,"output_tokens":7},"error":null}"#,
+            r#"{"n":-12,"f":1.5e3,"t":true,"u":false}"#,
+            r#"{"nested":{"text":"inner"},"text":"outer"}"#,
+            r#"[1,2]"#,
+            r#""text""#,
+            r#"{"text":"unterminated}"#,
+            r#"{"a":1,}"#,
+            r#"{"text":"é ü 😀"}"#,
+        ];
+        for data in cases {
+            for key in [
+                "text", "a", "n", "f", "t", "u", "usage", "error", "nested", "c",
+            ] {
+                assert_eq!(
+                    get(data, key).map(Raw::text),
+                    reference(data, key),
+                    "{data} / {key}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reads_values() {
+        let d = r#"{"s":"a\nb","p":"plain","i":42,"neg":-3,"f":7.0,"ff":7.5,"big":18446744073709551615,"b":true,"o":{"k":"v"},"z":null}"#;
+        let [s, p, i, neg, f, ff, big, b, o, z] =
+            fields(d, ["s", "p", "i", "neg", "f", "ff", "big", "b", "o", "z"]);
+        assert_eq!(s.unwrap().as_str().as_deref(), Some("a\nb"));
+        assert!(matches!(p.unwrap().as_str(), Some(Cow::Borrowed("plain"))));
+        assert_eq!(i.unwrap().as_i64(), Some(42));
+        assert_eq!(neg.unwrap().as_i64(), Some(-3));
+        assert_eq!(f.unwrap().as_i64(), Some(7));
+        assert_eq!(ff.unwrap().as_i64(), None);
+        assert_eq!(big.unwrap().as_i64(), None);
+        assert_eq!(b.unwrap().as_bool(), Some(true));
+        assert_eq!(p.unwrap().as_i64(), None);
+        assert_eq!(i.unwrap().as_str(), None);
+        assert_eq!(
+            o.unwrap().get("k").and_then(Raw::string).as_deref(),
+            Some("v")
+        );
+        assert!(z.unwrap().is_null());
+        assert_eq!(s.unwrap().get("k"), None);
+    }
+
+    #[test]
+    fn char_len_counts_the_unescaped_string() {
+        for text in [
+            "",
+            "plain",
+            r"a\nb",
+            r#"q\"uote\\"#,
+            "é ü 😀",
+            r"\\\\",
+            r"\u00e9",
+            r"\ud83d\ude00x",
+        ] {
+            let raw = format!("\"{text}\"");
+            let want = serde_json::from_str::<String>(&raw)
+                .unwrap()
+                .chars()
+                .count() as i64;
+            assert_eq!(Raw(&raw).char_len(), Some(want), "{raw}");
+        }
+        assert_eq!(Raw("12").char_len(), None);
+    }
+}
