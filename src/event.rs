@@ -74,32 +74,87 @@ pub enum Kind {
 impl Kind {
     /// The kind of an event `type`.
     pub fn of(kind: &str) -> Kind {
-        match kind {
-            "text/delta" => Kind::TextDelta,
-            "reasoning/delta" => Kind::ReasoningDelta,
-            "model/end" => Kind::ModelEnd,
-            "tool/call" => Kind::ToolCall,
-            "tool/result" => Kind::ToolResult,
-            "turn/start" => Kind::TurnStart,
-            "turn/end" => Kind::TurnEnd,
-            "inbox/receipt" => Kind::InboxReceipt,
-            "agent/idle" => Kind::AgentIdle,
-            "callback/open" => Kind::CallbackOpen,
-            "callback/answer" => Kind::CallbackAnswer,
-            "log" => Kind::Log,
-            "progress" => Kind::Progress,
-            "session/start" => Kind::SessionStart,
-            "session/end" => Kind::SessionEnd,
-            "turn/busy" => Kind::TurnBusy,
-            "turn/conflict" => Kind::TurnConflict,
-            "run.started" => Kind::RunStarted,
-            "run.status" => Kind::RunStatus,
-            "run.completed" => Kind::RunCompleted,
-            "run.failed" => Kind::RunFailed,
-            "run.cancelled" => Kind::RunCancelled,
+        // Every listed type but `log` has 8 to 16 bytes: its length, first eight and last
+        // eight bytes (overlapping) name it, compared as integers, not text against text.
+        let b = kind.as_bytes();
+        let n = b.len();
+        if !(8..=16).contains(&n) {
+            return if kind == "log" {
+                Kind::Log
+            } else {
+                Kind::Other
+            };
+        }
+        let first = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        let last = u64::from_le_bytes(b[n - 8..].try_into().expect("8 bytes"));
+        match (n, first, last) {
+            x if x == const { word(b"text/delta") } => Kind::TextDelta,
+            x if x == const { word(b"reasoning/delta") } => Kind::ReasoningDelta,
+            x if x == const { word(b"model/end") } => Kind::ModelEnd,
+            x if x == const { word(b"tool/call") } => Kind::ToolCall,
+            x if x == const { word(b"tool/result") } => Kind::ToolResult,
+            x if x == const { word(b"turn/start") } => Kind::TurnStart,
+            x if x == const { word(b"turn/end") } => Kind::TurnEnd,
+            x if x == const { word(b"inbox/receipt") } => Kind::InboxReceipt,
+            x if x == const { word(b"agent/idle") } => Kind::AgentIdle,
+            x if x == const { word(b"callback/open") } => Kind::CallbackOpen,
+            x if x == const { word(b"callback/answer") } => Kind::CallbackAnswer,
+            x if x == const { word(b"progress") } => Kind::Progress,
+            x if x == const { word(b"session/start") } => Kind::SessionStart,
+            x if x == const { word(b"session/end") } => Kind::SessionEnd,
+            x if x == const { word(b"turn/busy") } => Kind::TurnBusy,
+            x if x == const { word(b"turn/conflict") } => Kind::TurnConflict,
+            x if x == const { word(b"run.started") } => Kind::RunStarted,
+            x if x == const { word(b"run.status") } => Kind::RunStatus,
+            x if x == const { word(b"run.completed") } => Kind::RunCompleted,
+            x if x == const { word(b"run.failed") } => Kind::RunFailed,
+            x if x == const { word(b"run.cancelled") } => Kind::RunCancelled,
             _ => Kind::Other,
         }
     }
+
+    /// The type this kind stands for (`None` for [`Kind::Other`]).
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Kind::TextDelta => "text/delta",
+            Kind::ReasoningDelta => "reasoning/delta",
+            Kind::ModelEnd => "model/end",
+            Kind::ToolCall => "tool/call",
+            Kind::ToolResult => "tool/result",
+            Kind::TurnStart => "turn/start",
+            Kind::TurnEnd => "turn/end",
+            Kind::InboxReceipt => "inbox/receipt",
+            Kind::AgentIdle => "agent/idle",
+            Kind::CallbackOpen => "callback/open",
+            Kind::CallbackAnswer => "callback/answer",
+            Kind::Log => "log",
+            Kind::Progress => "progress",
+            Kind::SessionStart => "session/start",
+            Kind::SessionEnd => "session/end",
+            Kind::TurnBusy => "turn/busy",
+            Kind::TurnConflict => "turn/conflict",
+            Kind::RunStarted => "run.started",
+            Kind::RunStatus => "run.status",
+            Kind::RunCompleted => "run.completed",
+            Kind::RunFailed => "run.failed",
+            Kind::RunCancelled => "run.cancelled",
+            Kind::Other => return None,
+        })
+    }
+}
+
+/// A type name of 8 to 16 bytes as [`Kind::of`] compares it.
+const fn word(name: &[u8]) -> (usize, u64, u64) {
+    let n = name.len();
+    let mut first = [0u8; 8];
+    let mut last = [0u8; 8];
+    let mut i = 0;
+    while i < 8 {
+        first[i] = name[i];
+        last[i] = name[n - 8 + i];
+        i += 1;
+    }
+    (n, u64::from_le_bytes(first), u64::from_le_bytes(last))
 }
 
 impl Voice {
@@ -164,6 +219,44 @@ pub fn format_ts(micros: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_by_name() {
+        let all = [
+            Kind::SessionStart,
+            Kind::SessionEnd,
+            Kind::InboxReceipt,
+            Kind::AgentIdle,
+            Kind::TurnStart,
+            Kind::TurnEnd,
+            Kind::TurnBusy,
+            Kind::TurnConflict,
+            Kind::ModelEnd,
+            Kind::TextDelta,
+            Kind::ReasoningDelta,
+            Kind::Progress,
+            Kind::Log,
+            Kind::ToolCall,
+            Kind::ToolResult,
+            Kind::CallbackOpen,
+            Kind::CallbackAnswer,
+            Kind::RunStarted,
+            Kind::RunStatus,
+            Kind::RunCompleted,
+            Kind::RunFailed,
+            Kind::RunCancelled,
+        ];
+        for k in all {
+            let name = k.name().expect("a listed kind has a name");
+            assert_eq!(Kind::of(name), k);
+            // Near misses are other types.
+            assert_eq!(Kind::of(&format!("{name}\0")), Kind::Other);
+            assert_eq!(Kind::of(&name[..name.len() - 1]), Kind::Other);
+            assert_eq!(Kind::of(&name.to_uppercase()), Kind::Other);
+        }
+        assert_eq!(Kind::of(""), Kind::Other);
+        assert_eq!(Kind::of("text/delta/and/much/more"), Kind::Other);
+    }
 
     #[test]
     fn voices_by_type_and_family() {

@@ -1,8 +1,8 @@
-//! The reducer's payload walker (`reduce::payload`) gives serde_json's answers: on every kept
-//! event of generated logs (with anomalies), golden cases and the real samples, each member
-//! it finds (at the top level and one object down), and on every line of those files taken as a
-//! JSON object, is the one a serde_json map holds, and
-//! each string it reads is the string serde_json reads.
+//! The reducer's payload walker (`reduce::payload`) gives serde_json's answers. Checked on
+//! every kept event of generated logs (with anomalies), of the golden cases and of the real
+//! samples, top level and one object down, and on every line of those files read as an
+//! object: each member the walker finds is the one a serde_json map holds, and each string
+//! it reads (and its length) is the one serde_json reads.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

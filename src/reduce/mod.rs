@@ -13,14 +13,14 @@ use ahash::AHashMap as HashMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{Event, Kind, Voice};
+use crate::event::{Event, Id, Kind, Voice};
 use payload::Raw;
 use rules::{end_class, is_cancel_kind, EndClass};
 
 /// A row of `intervals`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntervalRow {
-    pub root: String,
+    pub root: Id,
     pub open_seq: i64,
     pub close_seq: Option<i64>,
     pub opened_at: i64,
@@ -44,9 +44,9 @@ pub struct IntervalRow {
 /// A row of `turns`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnRow {
-    pub root: String,
-    pub session: String,
-    pub turn: String,
+    pub root: Id,
+    pub session: Id,
+    pub turn: Id,
     pub is_root: bool,
     pub interval_open_seq: Option<i64>,
     pub start_seq: i64,
@@ -67,9 +67,9 @@ pub struct TurnRow {
 /// A row of `errors`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorRow {
-    pub root: String,
-    pub session: String,
-    pub turn: Option<String>,
+    pub root: Id,
+    pub session: Id,
+    pub turn: Option<Id>,
     pub seq: i64,
     pub ts: i64,
     pub source: &'static str,
@@ -88,9 +88,9 @@ pub struct ErrorRow {
 /// A row of `tool_calls`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallRow {
-    pub root: String,
-    pub session: String,
-    pub turn: Option<String>,
+    pub root: Id,
+    pub session: Id,
+    pub turn: Option<Id>,
     pub call_id: Option<String>,
     pub seq: i64,
     pub name: Option<String>,
@@ -103,9 +103,9 @@ pub struct ToolCallRow {
 /// A row of `callbacks`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallbackRow {
-    pub root: String,
-    pub session: String,
-    pub turn: Option<String>,
+    pub root: Id,
+    pub session: Id,
+    pub turn: Option<Id>,
     pub callback_id: Option<String>,
     pub kind: Option<String>,
     pub title: Option<String>,
@@ -117,7 +117,7 @@ pub struct CallbackRow {
 /// A row of `runs`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
-    pub root: String,
+    pub root: Id,
     pub run_id: Option<String>,
     pub attempt: Option<i64>,
     pub start_seq: i64,
@@ -140,7 +140,7 @@ pub struct RunRow {
 /// such as stray idles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentRow {
-    pub root: String,
+    pub root: Id,
     pub events: i64,
     pub sessions: i64,
     pub first_seq: i64,
@@ -202,6 +202,8 @@ pub struct Applied {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TurnId(pub usize);
 
+/// How a turn ended. Its `text`s (and outputs, raw reasons) are kept only when the reducer
+/// keeps details; the tables need just the text's length ([`TurnState::end_text_len`]).
 #[derive(Debug, Clone)]
 enum TurnEnd {
     Completed {
@@ -231,8 +233,8 @@ enum TurnEnd {
 
 #[derive(Debug, Clone)]
 struct TurnState {
-    session: String,
-    turn: String,
+    session: Id,
+    turn: Id,
     is_root: bool,
     interval_open_seq: Option<i64>,
     start_seq: u64,
@@ -240,6 +242,9 @@ struct TurnState {
     end_seq: Option<u64>,
     end: Option<TurnEnd>,
     delta_chars: i64,
+    /// The length of the `text` its end recorded (the end's text itself is kept only with
+    /// details).
+    end_text_len: Option<i64>,
     /// The joined `text/delta` texts, kept only with details.
     delta_text: String,
     /// Callbacks (indices) that block this turn: its own and its subagents', open.
@@ -271,7 +276,7 @@ struct RunTrack {
 /// The incremental reducer of one agent (one `root`).
 #[derive(Debug)]
 pub struct Reducer {
-    root: String,
+    root: Id,
     keep_detail: bool,
     last_seq: Option<u64>,
     first_seq: u64,
@@ -290,7 +295,7 @@ pub struct Reducer {
     last_root_end: Option<(u64, Option<String>)>,
     errors: Vec<ErrorRow>,
     tool_calls: Vec<ToolCallRow>,
-    tool_results: HashMap<String, (Option<String>, Option<String>)>,
+    tool_results: HashMap<Id, (Option<String>, Option<String>)>,
     callbacks: Vec<CallbackRow>,
     /// For each callback, the turns it blocks (opening turn first, then ancestors).
     callback_blocks: Vec<Vec<usize>>,
@@ -340,7 +345,7 @@ impl Reducer {
     /// (texts, outputs) beyond what the tables need.
     pub fn new(root: &str, keep_detail: bool) -> Reducer {
         Reducer {
-            root: root.to_string(),
+            root: Id::from(root),
             keep_detail,
             last_seq: None,
             first_seq: 0,
@@ -396,8 +401,8 @@ impl Reducer {
         self.last_turn = self.turns.len();
         let i = self.turns.len();
         self.turns.push(TurnState {
-            session: session.to_string(),
-            turn: turn.to_string(),
+            session: Id::from(session),
+            turn: Id::from(turn),
             is_root: session == self.root,
             interval_open_seq: self.open_interval.map(|k| self.intervals[k].open_seq),
             start_seq: seq,
@@ -405,6 +410,7 @@ impl Reducer {
             end_seq: None,
             end: None,
             delta_chars: 0,
+            end_text_len: None,
             delta_text: String::new(),
             open_callbacks: Vec::new(),
             opened_callbacks: Vec::new(),
@@ -467,8 +473,8 @@ impl Reducer {
         let i = self.errors.len();
         self.errors.push(ErrorRow {
             root: self.root.clone(),
-            session: ev.session.to_string(),
-            turn: ev.turn.as_deref().map(str::to_string),
+            session: ev.session.clone(),
+            turn: ev.turn.clone(),
             seq: ev.seq as i64,
             ts: ev.ts,
             source,
@@ -680,14 +686,13 @@ impl Reducer {
             }
             Kind::TextDelta => {
                 if let Some(t) = turn_idx {
-                    let text = payload::get(&ev.data, "text");
                     let ts = &mut self.turns[t];
                     if ts.end.is_none() {
-                        if let Some(n) = text.and_then(Raw::char_len) {
+                        if let Some(n) = payload::member_chars(&ev.data, "text") {
                             ts.delta_chars += n;
                             if self.keep_detail {
-                                ts.delta_text
-                                    .push_str(&text.and_then(Raw::as_str).unwrap_or_default());
+                                let text = payload::get(&ev.data, "text").and_then(Raw::as_str);
+                                ts.delta_text.push_str(&text.unwrap_or_default());
                             }
                         }
                     }
@@ -737,8 +742,8 @@ impl Reducer {
                 let i = self.tool_calls.len();
                 self.tool_calls.push(ToolCallRow {
                     root: self.root.clone(),
-                    session: ev.session.to_string(),
-                    turn: ev.turn.as_deref().map(str::to_string),
+                    session: ev.session.clone(),
+                    turn: ev.turn.clone(),
                     call_id: call_id.and_then(Raw::string),
                     seq: seq as i64,
                     name: name.and_then(Raw::string),
@@ -759,7 +764,7 @@ impl Reducer {
                     // The first result of a call decides.
                     if !self.tool_results.contains_key(id.as_ref()) {
                         self.tool_results.insert(
-                            id.into_owned(),
+                            Id::from(id.as_ref()),
                             (status.and_then(Raw::string), detail.and_then(Raw::string)),
                         );
                     }
@@ -772,8 +777,8 @@ impl Reducer {
                 let id = id.and_then(Raw::string);
                 self.callbacks.push(CallbackRow {
                     root: self.root.clone(),
-                    session: ev.session.to_string(),
-                    turn: ev.turn.as_deref().map(str::to_string),
+                    session: ev.session.clone(),
+                    turn: ev.turn.clone(),
                     callback_id: id.clone(),
                     kind: cb_kind.and_then(Raw::string),
                     title: title.and_then(Raw::string),
@@ -823,7 +828,12 @@ impl Reducer {
             self.last_root_end = Some((seq, kind.clone()));
         }
         let class = kind.as_deref().map(end_class);
-        let text = text.and_then(Raw::string);
+        let text_len = text.and_then(Raw::char_len);
+        let text = if self.keep_detail {
+            text.and_then(Raw::string)
+        } else {
+            None
+        };
         if class == Some(EndClass::Failed) {
             self.record_error(ev, "turn", error);
         }
@@ -898,6 +908,7 @@ impl Reducer {
         let ts = &mut self.turns[t];
         ts.end = Some(end);
         ts.end_seq = Some(seq);
+        ts.end_text_len = text_len;
         let opened = ts.opened_callbacks.clone();
         let model_errors = ts.model_errors.clone();
         for cb in opened {
@@ -1021,7 +1032,8 @@ impl Reducer {
                     .iter()
                     .map(|&c| {
                         let cb = &self.callbacks[c];
-                        json!({"id": cb.callback_id, "session_id": cb.session, "turn_id": cb.turn,
+                        json!({"id": cb.callback_id, "session_id": cb.session.as_str(),
+                               "turn_id": cb.turn.as_deref(),
                                "kind": cb.kind, "title": cb.title})
                     })
                     .collect();
@@ -1091,8 +1103,8 @@ impl Reducer {
         }
         let mut out = Map::new();
         out.insert("state".into(), state);
-        out.insert("session_id".into(), json!(t.session));
-        out.insert("turn_id".into(), json!(t.turn));
+        out.insert("session_id".into(), json!(t.session.as_str()));
+        out.insert("turn_id".into(), json!(t.turn.as_str()));
         out.insert("cursor".into(), json!(cursor));
         out.extend(rec);
         Value::Object(out)
@@ -1128,27 +1140,25 @@ impl Reducer {
                 });
                 row.text_len = Some(t.delta_chars);
             }
-            Some(TurnEnd::Completed {
-                stop_reason, text, ..
-            }) => {
+            Some(TurnEnd::Completed { stop_reason, .. }) => {
                 row.state = Some("Completed");
                 row.stop_reason = stop_reason.clone();
-                row.text_len = text.as_deref().map(char_len);
+                row.text_len = t.end_text_len;
             }
             Some(TurnEnd::Interrupted { cause }) => {
                 row.state = Some("Interrupted");
                 row.cause = Some(cause.clone());
                 row.text_len = Some(t.delta_chars);
             }
-            Some(TurnEnd::Failed { code, text, .. }) => {
+            Some(TurnEnd::Failed { code, .. }) => {
                 row.state = Some("Failed");
                 row.error_code = code.clone();
-                row.text_len = text.as_deref().map(char_len);
+                row.text_len = t.end_text_len;
             }
-            Some(TurnEnd::Unknown { outcome, text, .. }) => {
+            Some(TurnEnd::Unknown { outcome, .. }) => {
                 row.state = Some("UnknownOutcome");
                 row.outcome = Some(outcome.clone());
-                row.text_len = text.as_deref().map(char_len);
+                row.text_len = t.end_text_len;
             }
             Some(TurnEnd::Malformed) => {
                 row.protocol_error = t.end_seq.map(|s| s as i64);
@@ -1198,8 +1208,10 @@ impl Reducer {
             return;
         }
         for tc in tool_calls {
-            if let Some((status, detail)) =
-                tc.call_id.as_ref().and_then(|id| self.tool_results.get(id))
+            if let Some((status, detail)) = tc
+                .call_id
+                .as_deref()
+                .and_then(|id| self.tool_results.get(id))
             {
                 tc.status = status.clone();
                 tc.detail = detail.clone();
