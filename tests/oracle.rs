@@ -50,7 +50,7 @@ fn real_tables(d: &Derived) -> Tables {
             .iter()
             .map(|r| {
                 json!({
-                    "root": r.root, "open_seq": r.open_seq, "close_seq": r.close_seq,
+                    "root": r.root.as_str(), "open_seq": r.open_seq, "close_seq": r.close_seq,
                     "opened_at": r.opened_at, "closed_at": r.closed_at, "status": r.status,
                     "finish_reason": r.finish_reason, "protocol_error": r.protocol_error,
                     "message_id": r.message_id, "joined_messages": r.joined_messages,
@@ -68,7 +68,7 @@ fn real_tables(d: &Derived) -> Tables {
             .iter()
             .map(|r| {
                 json!({
-                    "root": r.root, "session": r.session, "turn": r.turn, "is_root": r.is_root,
+                    "root": r.root.as_str(), "session": r.session.as_str(), "turn": r.turn.as_str(), "is_root": r.is_root,
                     "interval_open_seq": r.interval_open_seq, "start_seq": r.start_seq,
                     "end_seq": r.end_seq, "state": r.state, "stop_reason": r.stop_reason,
                     "cause": r.cause, "outcome": r.outcome, "error_code": r.error_code,
@@ -85,7 +85,7 @@ fn real_tables(d: &Derived) -> Tables {
             .iter()
             .map(|r| {
                 json!({
-                    "root": r.root, "session": r.session, "turn": r.turn, "seq": r.seq,
+                    "root": r.root.as_str(), "session": r.session.as_str(), "turn": r.turn.as_deref(), "seq": r.seq,
                     "ts": r.ts, "source": r.source, "code": r.code, "message": r.message,
                     "retryable": r.retryable, "http_status": r.http_status,
                     "details_reason": r.details_reason,
@@ -108,7 +108,7 @@ fn real_tables(d: &Derived) -> Tables {
                     Some(a) => serde_json::from_str(a).expect("arguments are JSON text"),
                 };
                 json!({
-                    "root": r.root, "session": r.session, "turn": r.turn,
+                    "root": r.root.as_str(), "session": r.session.as_str(), "turn": r.turn.as_deref(),
                     "call_id": r.call_id, "seq": r.seq, "name": r.name, "arguments": args,
                     "status": r.status, "detail": r.detail,
                 })
@@ -121,7 +121,7 @@ fn real_tables(d: &Derived) -> Tables {
             .iter()
             .map(|r| {
                 json!({
-                    "root": r.root, "session": r.session, "turn": r.turn,
+                    "root": r.root.as_str(), "session": r.session.as_str(), "turn": r.turn.as_deref(),
                     "callback_id": r.callback_id, "kind": r.kind, "title": r.title,
                     "open_seq": r.open_seq, "close_seq": r.close_seq, "closed_by": r.closed_by,
                 })
@@ -134,7 +134,7 @@ fn real_tables(d: &Derived) -> Tables {
             .iter()
             .map(|r| {
                 json!({
-                    "root": r.root, "run_id": r.run_id, "attempt": r.attempt,
+                    "root": r.root.as_str(), "run_id": r.run_id, "attempt": r.attempt,
                     "start_seq": r.start_seq, "settle_seq": r.settle_seq, "settle": r.settle,
                     "output_status": r.output_status, "wait_for_kind": r.wait_for_kind,
                     "assistant_text_len": r.assistant_text_len,
@@ -153,7 +153,7 @@ fn real_tables(d: &Derived) -> Tables {
             .iter()
             .map(|r| {
                 json!({
-                    "root": r.root, "events": r.events, "sessions": r.sessions,
+                    "root": r.root.as_str(), "events": r.events, "sessions": r.sessions,
                     "first_seq": r.first_seq, "last_seq": r.last_seq, "first_ts": r.first_ts,
                     "last_ts": r.last_ts, "intervals": r.intervals,
                     "stray_idles": r.stray_idles, "seq_gaps": r.seq_gaps,
