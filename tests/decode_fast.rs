@@ -3,7 +3,7 @@
 //! anomalies), on every golden case's input, on the real samples, and on hand-made lines at
 //! the edges of the grammar.
 
-use std::path::Path;
+mod common;
 
 use runlog::decode::{parse_line, parse_line_fast, parse_line_general};
 use runlog::gen::{agent_lines, GenOptions};
@@ -52,24 +52,9 @@ fn generated_lines_decode_the_same_and_mostly_fast() {
     assert!(fast * 100 >= kept * 95, "{fast} of {kept} kept lines fast");
 }
 
-fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            lines_under(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl" || e == "ndjson") {
-            let bytes = std::fs::read(&p).unwrap();
-            out.extend(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec));
-        }
-    }
-}
-
 #[test]
 fn golden_and_sample_lines_decode_the_same() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut lines = Vec::new();
-    lines_under(&root.join("cases"), &mut lines);
-    lines_under(&root.join("samples"), &mut lines);
+    let lines = common::golden_and_sample_lines();
     assert!(lines.len() > 1000, "{} lines", lines.len());
     let fast = lines.iter().filter(|l| check(l)).count();
     assert!(fast > 0);

@@ -4,9 +4,10 @@
 //! object: each member the walker finds is the one a serde_json map holds, and each string
 //! it reads (and its length) is the one serde_json reads.
 
+mod common;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use runlog::decode::parse_line;
 use runlog::gen::{agent_lines, GenOptions};
@@ -69,24 +70,9 @@ fn generated_payloads_read_as_serde_json_reads_them() {
     assert!(n > 20_000, "{n} members checked");
 }
 
-fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            lines_under(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl" || e == "ndjson") {
-            let bytes = std::fs::read(&p).unwrap();
-            out.extend(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec));
-        }
-    }
-}
-
 #[test]
 fn golden_and_sample_payloads_read_as_serde_json_reads_them() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut lines = Vec::new();
-    lines_under(&root.join("cases"), &mut lines);
-    lines_under(&root.join("samples"), &mut lines);
+    let lines = common::golden_and_sample_lines();
     let n: usize = lines.iter().map(|l| check_line(l)).sum();
     assert!(n > 500, "{n} members checked");
     // The samples are other systems' records: real-world JSON objects to walk as they are.

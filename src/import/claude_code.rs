@@ -662,6 +662,7 @@ fn api_error(text: &str, error_field: Option<&str>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::testing::{context, feed};
 
     #[test]
     fn api_error_text_gives_code_status_and_raw_code() {
@@ -679,24 +680,9 @@ mod tests {
     }
 
     fn run(lines: &[&str]) -> Vec<Event> {
-        let ctx = FileContext {
-            file_idx: 0,
-            name: "s.jsonl".into(),
-            rel: "s.jsonl".into(),
-        };
-        let mut imp = ClaudeCodeImporter::new(&ctx);
-        let mut out = Vec::new();
-        for (i, l) in lines.iter().enumerate() {
-            let before = out.len();
-            imp.line(i as u64 + 1, l.as_bytes(), &mut out).unwrap();
-            for ev in &mut out[before..] {
-                if ev.line == 0 {
-                    ev.line = i as u64 + 1; // as ingest does
-                }
-            }
-        }
-        imp.finish(&mut out);
-        out
+        let (evs, rejected) = feed(&mut ClaudeCodeImporter::new(&context("s.jsonl")), lines);
+        assert!(rejected.is_empty(), "lines rejected: {rejected:?}");
+        evs
     }
 
     #[test]

@@ -433,28 +433,10 @@ impl Importer for CodexImporter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::testing::{context, feed};
 
     fn run(lines: &[&str]) -> Vec<Event> {
-        let ctx = FileContext {
-            file_idx: 0,
-            name: "r.jsonl".into(),
-            rel: "r.jsonl".into(),
-        };
-        let mut imp = CodexImporter::new(&ctx);
-        let mut out = Vec::new();
-        for (i, l) in lines.iter().enumerate() {
-            let before = out.len();
-            if imp.line(i as u64 + 1, l.as_bytes(), &mut out).is_err() {
-                continue;
-            }
-            for ev in &mut out[before..] {
-                if ev.line == 0 {
-                    ev.line = i as u64 + 1;
-                }
-            }
-        }
-        imp.finish(&mut out);
-        out
+        feed(&mut CodexImporter::new(&context("r.jsonl")), lines).0
     }
 
     const META: &str = r#"{"timestamp":"2026-02-23T12:00:00Z","type":"session_meta","payload":{"id":"s1","cli_version":"0.1"}}"#;

@@ -1080,21 +1080,13 @@ fn sibling_parent(rel: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::testing::{context, feed};
 
     fn run(rel: &str, lines: &[&str]) -> Vec<Event> {
-        let ctx = FileContext {
-            file_idx: 0,
-            name: rel.to_string(),
-            rel: rel.to_string(),
-        };
-        let mut imp = HarnessImporter::new(&ctx);
-        let mut out = Vec::new();
-        for (i, l) in lines.iter().enumerate() {
-            imp.line(i as u64 + 1, l.as_bytes(), &mut out).unwrap();
-        }
-        imp.finish(&mut out);
-        out.sort_by_key(|e| e.seq);
-        out
+        let (mut evs, rejected) = feed(&mut HarnessImporter::new(&context(rel)), lines);
+        assert!(rejected.is_empty(), "lines rejected: {rejected:?}");
+        evs.sort_by_key(|e| e.seq);
+        evs
     }
 
     fn data(e: &Event) -> Value {

@@ -555,20 +555,10 @@ impl Importer for KestrelImporter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::testing::{context, feed};
 
     fn run(lines: &[&str]) -> Vec<Event> {
-        let ctx = FileContext {
-            file_idx: 0,
-            name: "k.ndjson".into(),
-            rel: "k.ndjson".into(),
-        };
-        let mut imp = KestrelImporter::new(&ctx);
-        let mut out = Vec::new();
-        for (i, l) in lines.iter().enumerate() {
-            let _ = imp.line(i as u64 + 1, l.as_bytes(), &mut out);
-        }
-        imp.finish(&mut out);
-        out
+        feed(&mut KestrelImporter::new(&context("k.ndjson")), lines).0
     }
 
     fn kinds(evs: &[Event]) -> Vec<&str> {

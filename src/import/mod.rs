@@ -211,6 +211,46 @@ pub trait Importer: Send {
     fn finish(&mut self, out: &mut Vec<Event>);
 }
 
+/// Test support for the importers' unit tests: a file context, and lines fed to an importer
+/// the way ingest feeds them.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{FileContext, Importer};
+    use crate::event::Event;
+
+    /// The context of a first file called `rel` (both as named and relative).
+    pub fn context(rel: &str) -> FileContext {
+        FileContext {
+            file_idx: 0,
+            name: rel.to_string(),
+            rel: rel.to_string(),
+        }
+    }
+
+    /// Feeds `lines` to `imp` with 1-based numbers, attributing events whose `line` is 0 to
+    /// the line that yielded them (as ingest does), then finishes the file. Returns the
+    /// events and the rejected lines' numbers.
+    pub fn feed(imp: &mut dyn Importer, lines: &[&str]) -> (Vec<Event>, Vec<u64>) {
+        let mut out = Vec::new();
+        let mut rejected = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            let no = i as u64 + 1;
+            let before = out.len();
+            if imp.line(no, l.as_bytes(), &mut out).is_err() {
+                rejected.push(no);
+                continue;
+            }
+            for ev in &mut out[before..] {
+                if ev.line == 0 {
+                    ev.line = no;
+                }
+            }
+        }
+        imp.finish(&mut out);
+        (out, rejected)
+    }
+}
+
 /// The importer of a format; `None` for the canonical format (and `Auto`).
 pub fn importer(format: Format, ctx: &FileContext) -> Option<Box<dyn Importer>> {
     match format {

@@ -280,26 +280,12 @@ impl Importer for OpenaiImporter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::testing::{context, feed};
 
     fn run(lines: &[&str]) -> Vec<Event> {
-        let ctx = FileContext {
-            file_idx: 0,
-            name: "o.jsonl".into(),
-            rel: "o.jsonl".into(),
-        };
-        let mut imp = OpenaiImporter::new(&ctx);
-        let mut out = Vec::new();
-        for (i, l) in lines.iter().enumerate() {
-            let before = out.len();
-            imp.line(i as u64 + 1, l.as_bytes(), &mut out).unwrap();
-            for ev in &mut out[before..] {
-                if ev.line == 0 {
-                    ev.line = i as u64 + 1; // as ingest does
-                }
-            }
-        }
-        imp.finish(&mut out);
-        out
+        let (evs, rejected) = feed(&mut OpenaiImporter::new(&context("o.jsonl")), lines);
+        assert!(rejected.is_empty(), "lines rejected: {rejected:?}");
+        evs
     }
 
     #[test]

@@ -378,6 +378,18 @@ mod tests {
         assert_eq!(s.unwrap().get("k"), None);
     }
 
+    /// Checks `char_len` of the JSON string whose content is `text`; returns the string and
+    /// its length as serde_json reads it.
+    fn check_len(text: &str) -> (String, i64) {
+        let raw = format!("\"{text}\"");
+        let want = serde_json::from_str::<String>(&raw)
+            .unwrap()
+            .chars()
+            .count() as i64;
+        assert_eq!(Raw(&raw).char_len(), Some(want), "{raw}");
+        (raw, want)
+    }
+
     #[test]
     fn char_len_counts_the_unescaped_string() {
         for text in [
@@ -390,12 +402,7 @@ mod tests {
             r"\u00e9",
             r"\ud83d\ude00x",
         ] {
-            let raw = format!("\"{text}\"");
-            let want = serde_json::from_str::<String>(&raw)
-                .unwrap()
-                .chars()
-                .count() as i64;
-            assert_eq!(Raw(&raw).char_len(), Some(want), "{raw}");
+            check_len(text);
         }
         assert_eq!(Raw("12").char_len(), None);
         // Strings long enough for whole words, with the specials at every offset.
@@ -405,12 +412,7 @@ mod tests {
                 let text: String = long.chars().take(cut).collect::<String>()
                     + special
                     + &long.chars().skip(cut).collect::<String>();
-                let raw = format!("\"{text}\"");
-                let want = serde_json::from_str::<String>(&raw)
-                    .unwrap()
-                    .chars()
-                    .count() as i64;
-                assert_eq!(Raw(&raw).char_len(), Some(want), "{raw}");
+                let (raw, want) = check_len(&text);
                 let data = format!("{{\"text\":{raw}}}");
                 assert_eq!(member_chars(&data, "text"), Some(want), "{data}");
                 let spaced = format!("{{ \"text\" : {raw} }}");

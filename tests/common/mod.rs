@@ -1,0 +1,26 @@
+//! Helpers shared by integration tests (each test file that needs them says `mod common;`).
+
+use std::path::Path;
+
+/// Every line of every `.jsonl` / `.ndjson` file below `dir`, in no particular order.
+pub fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            lines_under(&p, out);
+        } else if p.extension().is_some_and(|e| e == "jsonl" || e == "ndjson") {
+            let bytes = std::fs::read(&p).unwrap();
+            out.extend(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec));
+        }
+    }
+}
+
+/// Every line of the golden cases' inputs and of the real samples (`tests/cases`,
+/// `tests/samples`).
+pub fn golden_and_sample_lines() -> Vec<Vec<u8>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut lines = Vec::new();
+    lines_under(&root.join("cases"), &mut lines);
+    lines_under(&root.join("samples"), &mut lines);
+    lines
+}
