@@ -1,5 +1,6 @@
 //! Bench: times each stage of the pipeline on the user's own logs (or a generated one), so
-//! users can see where time goes: read+decode, reduce, build batches, write Parquet.
+//! users can see where time goes: read+decode, reduce, build batches, write Parquet, and
+//! how the process's peak memory grows stage by stage.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -17,6 +18,17 @@ pub struct Stage {
     /// Bytes processed per second (input bytes, or Parquet bytes written), in MB/s.
     pub mb_per_s: Option<f64>,
     pub events_per_s: Option<f64>,
+    /// The process's peak resident memory so far, at the end of the stage, in bytes
+    /// (Linux `VmHWM`; absent elsewhere).
+    pub peak_rss: Option<u64>,
+}
+
+/// The process's peak resident set size so far (`VmHWM` of `/proc/self/status`).
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The result of one bench run.
@@ -52,18 +64,21 @@ pub fn run(paths: &[PathBuf], scratch: &Path) -> Result<BenchResult> {
     let t = Instant::now();
     let ing = ingest::ingest_paths(paths, &opts)?;
     let read_s = t.elapsed().as_secs_f64();
+    let read_rss = peak_rss();
     let totals = ing.totals();
     let events: u64 = ing.agents.iter().map(|a| a.events.len() as u64).sum();
 
     let t = Instant::now();
     let derived = crate::reduce_all(&ing);
     let reduce_s = t.elapsed().as_secs_f64();
+    let reduce_rss = peak_rss();
 
     // Batches are built while they are written (the `events` table batch by batch).
     let t = Instant::now();
     let wh = scratch.join("bench-warehouse");
     crate::store::write_warehouse_from(&wh, &ing, &derived, serde_json::Value::Null)?;
     let write_s = t.elapsed().as_secs_f64();
+    let write_rss = peak_rss();
     let written = dir_size(&wh);
     let total_s = all.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&wh);
@@ -81,24 +96,28 @@ pub fn run(paths: &[PathBuf], scratch: &Path) -> Result<BenchResult> {
                 seconds: read_s,
                 mb_per_s: mb(totals.bytes, read_s),
                 events_per_s: eps(read_s),
+                peak_rss: read_rss,
             },
             Stage {
                 stage: "reduce",
                 seconds: reduce_s,
                 mb_per_s: None,
                 events_per_s: eps(reduce_s),
+                peak_rss: reduce_rss,
             },
             Stage {
                 stage: "batches + parquet",
                 seconds: write_s,
                 mb_per_s: mb(written, write_s),
                 events_per_s: eps(write_s),
+                peak_rss: write_rss,
             },
             Stage {
                 stage: "end to end",
                 seconds: total_s,
                 mb_per_s: mb(totals.bytes, total_s),
                 events_per_s: eps(total_s),
+                peak_rss: write_rss,
             },
         ],
     })
@@ -107,7 +126,7 @@ pub fn run(paths: &[PathBuf], scratch: &Path) -> Result<BenchResult> {
 /// Renders a bench result as an aligned table.
 pub fn render(r: &BenchResult) -> String {
     let mut out = format!(
-        "input {:.1} MB, {} events, {} agents, {} threads\n\n  {:<17} {:>9} {:>10} {:>14}\n",
+        "input {:.1} MB, {} events, {} agents, {} threads\n\n  {:<17} {:>9} {:>10} {:>14} {:>13}\n",
         r.input_bytes as f64 / 1e6,
         r.events,
         r.agents,
@@ -115,15 +134,18 @@ pub fn render(r: &BenchResult) -> String {
         "stage",
         "seconds",
         "MB/s",
-        "events/s"
+        "events/s",
+        "peak RSS MB"
     );
     for s in &r.stages {
         out.push_str(&format!(
-            "  {:<17} {:>9.3} {:>10} {:>14}\n",
+            "  {:<17} {:>9.3} {:>10} {:>14} {:>13}\n",
             s.stage,
             s.seconds,
             s.mb_per_s.map_or("-".into(), |v| format!("{v:.1}")),
             s.events_per_s.map_or("-".into(), |v| format!("{v:.0}")),
+            s.peak_rss
+                .map_or("-".into(), |v| format!("{:.0}", v as f64 / 1e6)),
         ));
     }
     out

@@ -203,7 +203,8 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
         #[arg(long, default_value_t = 0.0)]
         anomalies: f64,
     },
-    /// Time each pipeline stage (read+decode, reduce, batches, write) on logs or a generated one.
+    /// Time each pipeline stage (read+decode, reduce, batches, write) and the peak memory after
+    /// each, on logs or a generated one.
     Bench {
         /// Log files and folders; without them, a log of --agents generated agents.
         paths: Vec<PathBuf>,

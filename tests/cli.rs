@@ -446,3 +446,36 @@ fn reingest_replaces_and_converges() {
     assert_eq!(parquet_files, 1, "old commit's files are removed");
     assert!(!Path::new(&wh.join("_lock")).exists());
 }
+
+#[test]
+fn bench_times_every_stage_of_the_users_logs() {
+    let (_dir, logs, _wh) = setup("bench");
+    let o = runlog(&["bench", logs.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("bench --json is JSON");
+    // The log's 8 good lines (its bad line is a reject, not an event) of one agent.
+    assert_eq!(r["events"], 8);
+    assert_eq!(r["agents"], 1);
+    let stages: Vec<&str> = r["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        stages,
+        ["read+decode", "reduce", "batches + parquet", "end to end"]
+    );
+    let rss: Vec<Option<u64>> = r["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["peak_rss"].as_u64())
+        .collect();
+    if cfg!(target_os = "linux") {
+        // A high-water mark: known on Linux, positive, never falling from stage to stage.
+        let rss: Vec<u64> = rss.into_iter().map(|v| v.expect("VmHWM")).collect();
+        assert!(rss[0] > 0);
+        assert!(rss.windows(2).all(|w| w[0] <= w[1]), "{rss:?}");
+    }
+}
