@@ -387,3 +387,30 @@ fn random_bytes_and_mutated_lines_never_panic_and_always_add_up() {
         assert!(runlog::store::all_batches(&ing, &d).is_ok());
     }
 }
+
+/// One `seq` written five times: the first copy is kept, exact copies are duplicates and
+/// different ones are conflicts, whatever their order (SEMANTICS.md §1), and every line is
+/// accounted for once.
+#[test]
+fn one_seq_many_times_keeps_the_first_and_accounts_for_every_copy() {
+    let a = r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"r","type":"log","data":{"message":"a"}}"#;
+    let b = r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"r","type":"log","data":{"message":"b"}}"#;
+    let c = r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"r","type":"log","data":{"message":"c"}}"#;
+    let two =
+        r#"{"seq":2,"ts":"2026-11-03T10:00:01Z","root":"r","session":"r","type":"agent/idle"}"#;
+    let text = [a, b, a, c, a, two].join("\n");
+    let fr = runlog::ingest::read_stream(0, "x.jsonl", text.as_bytes(), &IngestOptions::default())
+        .expect("read");
+    let ing = runlog::ingest::assemble(vec![fr]);
+    let evs = &ing.agents[0].events;
+    assert_eq!(evs.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(
+        (evs[0].line, evs[0].data.as_str()),
+        (1, r#"{"message":"a"}"#)
+    );
+    let t = ing.totals();
+    assert_eq!((t.lines, t.kept, t.duplicates, t.rejects), (6, 2, 2, 2));
+    let mut conflict_lines: Vec<u64> = ing.rejects.iter().map(|r| r.line).collect();
+    conflict_lines.sort_unstable();
+    assert_eq!(conflict_lines, [2, 4]);
+}
