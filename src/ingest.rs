@@ -947,30 +947,26 @@ pub fn assemble_events(
         .map(|(root, mut evs)| {
             let is_imported = evs.iter().any(|e| imported[e.file as usize]);
             evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
+            // Kept events move into a buffer of their exact size. (Compacting in place saves
+            // the copy, but keeps every buffer's spare capacity: the peak grew by 30 MB.)
+            let mut kept: Vec<Event> = Vec::with_capacity(evs.len());
             let mut rej = Vec::new();
             let mut dups = Vec::new();
-            // Kept events are compacted to the front in place (no second buffer): `w` is
-            // the number kept so far, and what is passed over ends up after them.
-            let mut w = 0;
-            for r in 0..evs.len() {
-                if w > 0 {
-                    let (k, ev) = (&evs[w - 1], &evs[r]);
+            for ev in evs {
+                if let Some(k) = kept.last() {
                     if k.seq == ev.seq {
-                        if same_content(k, ev) {
+                        if same_content(k, &ev) {
                             dups.push((ev.file, ev.line));
                             continue;
                         }
                         if !is_imported {
-                            rej.push(conflict_reject(names, k, ev));
+                            rej.push(conflict_reject(names, k, &ev));
                             continue;
                         }
                     }
                 }
-                evs.swap(w, r);
-                w += 1;
+                kept.push(ev);
             }
-            evs.truncate(w);
-            let mut kept = evs;
             if is_imported {
                 renumber_imported(&mut kept);
             }
