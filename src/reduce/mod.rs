@@ -336,10 +336,6 @@ fn str_field(data: &str, key: &str) -> Option<String> {
     payload::get(data, key).and_then(Raw::string)
 }
 
-fn char_len(s: &str) -> i64 {
-    s.chars().count() as i64
-}
-
 impl Reducer {
     /// A reducer for the agent `root`. With `keep_detail`, it keeps what state records need
     /// (texts, outputs) beyond what the tables need.
@@ -977,7 +973,7 @@ impl Reducer {
                         row.output_status = status.and_then(Raw::string);
                         row.wait_for_kind =
                             wait_for.and_then(|w| w.get("kind")).and_then(Raw::string);
-                        row.assistant_text_len = text.and_then(Raw::as_str).map(|t| char_len(&t));
+                        row.assistant_text_len = text.and_then(Raw::char_len);
                     }
                     Kind::RunFailed => {
                         row.settle = "failed";
