@@ -71,90 +71,86 @@ pub enum Kind {
     Other,
 }
 
+/// Every listed type and its name: the one table [`Kind::of`] and [`Kind::name`] read.
+const KINDS: [(Kind, &str); 22] = [
+    (Kind::TextDelta, "text/delta"),
+    (Kind::ReasoningDelta, "reasoning/delta"),
+    (Kind::ModelEnd, "model/end"),
+    (Kind::ToolCall, "tool/call"),
+    (Kind::ToolResult, "tool/result"),
+    (Kind::TurnStart, "turn/start"),
+    (Kind::TurnEnd, "turn/end"),
+    (Kind::InboxReceipt, "inbox/receipt"),
+    (Kind::AgentIdle, "agent/idle"),
+    (Kind::CallbackOpen, "callback/open"),
+    (Kind::CallbackAnswer, "callback/answer"),
+    (Kind::Log, "log"),
+    (Kind::Progress, "progress"),
+    (Kind::SessionStart, "session/start"),
+    (Kind::SessionEnd, "session/end"),
+    (Kind::TurnBusy, "turn/busy"),
+    (Kind::TurnConflict, "turn/conflict"),
+    (Kind::RunStarted, "run.started"),
+    (Kind::RunStatus, "run.status"),
+    (Kind::RunCompleted, "run.completed"),
+    (Kind::RunFailed, "run.failed"),
+    (Kind::RunCancelled, "run.cancelled"),
+];
+
+/// [`KINDS`]' names of 8 to 16 bytes as [`Kind::of`] compares them: length, first eight
+/// and last eight bytes (overlapping) as integers. Other names get `(0, 0, 0)`, which no
+/// type of 8 to 16 bytes equals.
+const WORDS: [(usize, u64, u64); 22] = {
+    let mut out = [(0, 0, 0); 22];
+    let mut k = 0;
+    while k < KINDS.len() {
+        let name = KINDS[k].1.as_bytes();
+        let n = name.len();
+        if n >= 8 && n <= 16 {
+            let mut first = [0u8; 8];
+            let mut last = [0u8; 8];
+            let mut i = 0;
+            while i < 8 {
+                first[i] = name[i];
+                last[i] = name[n - 8 + i];
+                i += 1;
+            }
+            out[k] = (n, u64::from_le_bytes(first), u64::from_le_bytes(last));
+        }
+        k += 1;
+    }
+    out
+};
+
 impl Kind {
     /// The kind of an event `type`.
     pub fn of(kind: &str) -> Kind {
-        // Every listed type but `log` has 8 to 16 bytes: its length, first eight and last
-        // eight bytes (overlapping) name it, compared as integers, not text against text.
+        // Listed types of 8 to 16 bytes (all but `log`) are compared as three integers, not
+        // text against text; the others as text.
         let b = kind.as_bytes();
         let n = b.len();
         if !(8..=16).contains(&n) {
-            return if kind == "log" {
-                Kind::Log
-            } else {
-                Kind::Other
-            };
+            return KINDS
+                .iter()
+                .find(|(_, name)| *name == kind)
+                .map_or(Kind::Other, |&(k, _)| k);
         }
         let first = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
         let last = u64::from_le_bytes(b[n - 8..].try_into().expect("8 bytes"));
-        match (n, first, last) {
-            x if x == const { word(b"text/delta") } => Kind::TextDelta,
-            x if x == const { word(b"reasoning/delta") } => Kind::ReasoningDelta,
-            x if x == const { word(b"model/end") } => Kind::ModelEnd,
-            x if x == const { word(b"tool/call") } => Kind::ToolCall,
-            x if x == const { word(b"tool/result") } => Kind::ToolResult,
-            x if x == const { word(b"turn/start") } => Kind::TurnStart,
-            x if x == const { word(b"turn/end") } => Kind::TurnEnd,
-            x if x == const { word(b"inbox/receipt") } => Kind::InboxReceipt,
-            x if x == const { word(b"agent/idle") } => Kind::AgentIdle,
-            x if x == const { word(b"callback/open") } => Kind::CallbackOpen,
-            x if x == const { word(b"callback/answer") } => Kind::CallbackAnswer,
-            x if x == const { word(b"progress") } => Kind::Progress,
-            x if x == const { word(b"session/start") } => Kind::SessionStart,
-            x if x == const { word(b"session/end") } => Kind::SessionEnd,
-            x if x == const { word(b"turn/busy") } => Kind::TurnBusy,
-            x if x == const { word(b"turn/conflict") } => Kind::TurnConflict,
-            x if x == const { word(b"run.started") } => Kind::RunStarted,
-            x if x == const { word(b"run.status") } => Kind::RunStatus,
-            x if x == const { word(b"run.completed") } => Kind::RunCompleted,
-            x if x == const { word(b"run.failed") } => Kind::RunFailed,
-            x if x == const { word(b"run.cancelled") } => Kind::RunCancelled,
-            _ => Kind::Other,
-        }
+        let key = (n, first, last);
+        WORDS
+            .iter()
+            .position(|&w| w == key)
+            .map_or(Kind::Other, |i| KINDS[i].0)
     }
 
     /// The type this kind stands for (`None` for [`Kind::Other`]).
     pub fn name(self) -> Option<&'static str> {
-        Some(match self {
-            Kind::TextDelta => "text/delta",
-            Kind::ReasoningDelta => "reasoning/delta",
-            Kind::ModelEnd => "model/end",
-            Kind::ToolCall => "tool/call",
-            Kind::ToolResult => "tool/result",
-            Kind::TurnStart => "turn/start",
-            Kind::TurnEnd => "turn/end",
-            Kind::InboxReceipt => "inbox/receipt",
-            Kind::AgentIdle => "agent/idle",
-            Kind::CallbackOpen => "callback/open",
-            Kind::CallbackAnswer => "callback/answer",
-            Kind::Log => "log",
-            Kind::Progress => "progress",
-            Kind::SessionStart => "session/start",
-            Kind::SessionEnd => "session/end",
-            Kind::TurnBusy => "turn/busy",
-            Kind::TurnConflict => "turn/conflict",
-            Kind::RunStarted => "run.started",
-            Kind::RunStatus => "run.status",
-            Kind::RunCompleted => "run.completed",
-            Kind::RunFailed => "run.failed",
-            Kind::RunCancelled => "run.cancelled",
-            Kind::Other => return None,
-        })
+        KINDS
+            .iter()
+            .find(|&&(k, _)| k == self)
+            .map(|&(_, name)| name)
     }
-}
-
-/// A type name of 8 to 16 bytes as [`Kind::of`] compares it.
-const fn word(name: &[u8]) -> (usize, u64, u64) {
-    let n = name.len();
-    let mut first = [0u8; 8];
-    let mut last = [0u8; 8];
-    let mut i = 0;
-    while i < 8 {
-        first[i] = name[i];
-        last[i] = name[n - 8 + i];
-        i += 1;
-    }
-    (n, u64::from_le_bytes(first), u64::from_le_bytes(last))
 }
 
 impl Voice {

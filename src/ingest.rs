@@ -639,8 +639,9 @@ impl<'c> LineSink<'c> {
     /// Gives back the spare capacity of the group the reader just left, for the next agents'
     /// buffers. Logs mostly write an agent's events in a run, so that group is likely
     /// complete; as buffers double, up to half of one is spare (on a generated 211 MB log,
-    /// trimming lowered the peak memory after reading from 485 to 410 MB). Once per group: an agent whose events are interleaved with
-    /// others' would otherwise be copied at every switch.
+    /// trimming lowered the peak memory after reading from 485 to 410 MB). Once per group:
+    /// an agent whose events are interleaved with others' would otherwise be copied at every
+    /// switch.
     fn trim(&mut self, out: &mut FileRead, g: usize) {
         let Some(group) = out.groups.get_mut(g) else {
             return;
