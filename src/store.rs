@@ -17,7 +17,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
 use datafusion::parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
@@ -587,9 +587,12 @@ const DISTINCT_COLUMNS: &[&str] = &[
     "reason",
 ];
 
+/// Snappy, as DuckDB and Spark write by default: on a generated 211 MB log it made a
+/// 39 MB warehouse in 1.40 s of CPU, where zstd level 1 made 24 MB in 1.57-1.62 s (zstd
+/// was a tenth of the ingest's CPU). Every Parquet reader reads it.
 fn writer_props(table: &str) -> WriterProperties {
     let mut b = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level 1")))
+        .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(256 * 1024));
     let schema = schema(table);
     for name in DISTINCT_COLUMNS {
