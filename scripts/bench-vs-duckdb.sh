@@ -89,3 +89,4 @@ printf "%-44s %8.3f %8s %10s\n" "duckdb COPY jsonl -> parquet" "$mc" "1x" "$(rss
 printf "%-44s %8.3f %8s %10s\n" "runlog query finish reasons (raw files)" "$mq" "$(echo "scale=2; $mq / $mw" | bc)x" "$(rss query)"
 printf "%-44s %8.3f %8s %10s\n" "duckdb window query finish reasons" "$mw" "1x" "$(rss window)"
 echo "finish-reason counts identical: $SAME"
+echo "every run (s): ingest${T[ingest]} | copy${T[copy]} | query${T[query]} | window${T[window]}"

@@ -14,7 +14,7 @@ use crate::event::Event;
 
 #[path = "decode/fast.rs"]
 mod fast;
-pub use fast::parse_ts_common;
+pub use fast::{parse_ts_common, Envelope};
 
 /// Bytes of a rejected line kept as its excerpt.
 pub const EXCERPT_BYTES: usize = 200;
@@ -112,19 +112,40 @@ struct RawEnvelope<'a> {
 /// Lines in the common shape take a fast path; the rest, and every line the fast path is
 /// not sure of, take the general one ([`parse_line_general`]), which decides alone.
 pub fn parse_line(line: &[u8]) -> std::result::Result<Event, String> {
-    if std::str::from_utf8(line).is_ok() {
-        if let Some(ev) = fast::parse_common(line) {
-            return Ok(ev);
-        }
+    match parse_envelope(line) {
+        Some(env) => Ok(env.to_event()),
+        None => parse_line_general(line),
     }
-    parse_line_general(line)
 }
 
 /// The fast path alone: `Some` only for a line in the common shape (see `decode/fast.rs`),
 /// which [`parse_line_general`] must decode to the same event (the fuzz target checks it).
 pub fn parse_line_fast(line: &[u8]) -> Option<Event> {
+    parse_envelope(line).map(|env| env.to_event())
+}
+
+/// The fast path's envelope of a line in the common shape, borrowing the line; `None`
+/// means only "not sure": [`parse_line_general`] decides.
+pub fn parse_envelope(line: &[u8]) -> Option<Envelope<'_>> {
     std::str::from_utf8(line).ok()?;
     fast::parse_common(line)
+}
+
+impl Envelope<'_> {
+    /// The event, with ids of its own (the reader shares them instead: `ingest::Ids`).
+    pub fn to_event(&self) -> Event {
+        Event {
+            seq: self.seq,
+            ts: self.ts,
+            root: self.root.into(),
+            session: self.session.into(),
+            turn: self.turn.map(Into::into),
+            kind: self.kind.into(),
+            data: self.data.to_string(),
+            file: 0,
+            line: 0,
+        }
+    }
 }
 
 /// The general decoder: serde_json reads the envelope, and every reject reason comes from

@@ -1,10 +1,12 @@
 //! The canonical event (EVENTS.md envelope) that every stage after ingest works on,
 //! and the voice of each event type (SEMANTICS.md §6).
 
-/// An id or event type: short text kept inline (up to 24 bytes) rather than on the heap.
-/// A million events hold four of these each; as `String`s they cost four allocations and
-/// about 64 heap bytes per event more.
-pub type Id = compact_str::CompactString;
+/// An id or event type: shared, immutable text behind one 8-byte pointer (a clone counts a
+/// reference; equal pointers compare equal without reading the text). The reader hands
+/// every event of a file the same `Id` for the same root, session, turn or type, so a
+/// million events hold four pointers each, not four copies: as inline 24-byte strings they
+/// took 64 bytes more per event, the largest part of ingest's memory.
+pub type Id = arcstr::ArcStr;
 
 /// One kept event of a recorded session log.
 ///

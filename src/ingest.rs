@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 pub use crate::decode::{excerpt, mask_secrets, parse_line, parse_ts, EXCERPT_BYTES, MAX_DEPTH};
+use crate::decode::{parse_envelope, parse_line_general, Envelope};
 use crate::error::{Error, Result};
-use crate::event::Event;
+use crate::event::{Event, Id, Kind};
 use crate::import::{self, FileContext, Format};
 
 /// Default longest line accepted (SEMANTICS.md §7).
@@ -506,6 +507,68 @@ fn read_lines<R: BufRead>(
     lines.finish(out, line_no);
 }
 
+/// The ids of one file's events, shared: every event naming the same root, session, turn or
+/// type gets the same [`Id`] (a pointer), made once. Events of an agent mostly name the
+/// root, session and turn of the event before, so each is compared with the last one
+/// handed out before it is looked up.
+#[derive(Default)]
+pub struct Ids {
+    /// The last root, session and turn handed out.
+    last: [Option<Id>; 3],
+    /// The listed event types, by [`Kind`], made on first use.
+    kinds: Vec<Option<Id>>,
+    known: std::collections::HashSet<Id, ahash::RandomState>,
+}
+
+impl Ids {
+    /// The event of an envelope, with shared ids.
+    pub fn event(&mut self, env: &Envelope, file: u32, line: u64) -> Event {
+        Event {
+            seq: env.seq,
+            ts: env.ts,
+            root: self.id(0, env.root),
+            session: self.id(1, env.session),
+            turn: env.turn.map(|t| self.id(2, t)),
+            kind: self.kind(env.kind),
+            data: env.data.to_string(),
+            file,
+            line,
+        }
+    }
+
+    fn id(&mut self, slot: usize, text: &str) -> Id {
+        if let Some(last) = &self.last[slot] {
+            if last.as_str() == text {
+                return last.clone();
+            }
+        }
+        let id = self.shared(text);
+        self.last[slot] = Some(id.clone());
+        id
+    }
+
+    fn shared(&mut self, text: &str) -> Id {
+        if let Some(id) = self.known.get(text) {
+            return id.clone();
+        }
+        let id = Id::from(text);
+        self.known.insert(id.clone());
+        id
+    }
+
+    fn kind(&mut self, text: &str) -> Id {
+        let k = Kind::of(text);
+        if k == Kind::Other {
+            return self.shared(text);
+        }
+        let i = k as usize;
+        if self.kinds.len() <= i {
+            self.kinds.resize(i + 1, None);
+        }
+        self.kinds[i].get_or_insert_with(|| Id::from(text)).clone()
+    }
+}
+
 /// Where a file's non-blank lines go: the canonical decoder or the file format's importer.
 /// Under `auto` the first lines are held until one of them tells the format (or
 /// [`import::DETECT_RECORDS`] lines have not); a file that never tells is read as canonical,
@@ -525,6 +588,7 @@ struct LineSink<'c> {
     grouped: usize,
     /// Groups whose spare capacity was given back (each at most once).
     trimmed: Vec<bool>,
+    ids: Ids,
 }
 
 enum Held {
@@ -545,6 +609,7 @@ impl<'c> LineSink<'c> {
             last_group: 0,
             grouped: 0,
             trimmed: Vec::new(),
+            ids: Ids::default(),
         };
         if format != Format::Auto {
             sink.decide(format);
@@ -576,10 +641,8 @@ impl<'c> LineSink<'c> {
         }
         out.summary.lines += 1;
         match &mut self.importer {
-            None => match parse_line(line) {
-                Ok(mut ev) => {
-                    ev.file = self.ctx.file_idx;
-                    ev.line = line_no;
+            None => match self.decode(line_no, line) {
+                Ok(ev) => {
                     match &self.spill {
                         Some(spill) => {
                             out.events.push(ev);
@@ -633,6 +696,19 @@ impl<'c> LineSink<'c> {
                     }
                 }
             }
+        }
+    }
+
+    /// A canonical line's event: the fast path's envelope with shared ids, else whatever
+    /// the general decoder says.
+    fn decode(&mut self, line_no: u64, line: &[u8]) -> std::result::Result<Event, String> {
+        match parse_envelope(line) {
+            Some(env) => Ok(self.ids.event(&env, self.ctx.file_idx, line_no)),
+            None => parse_line_general(line).map(|mut ev| {
+                ev.file = self.ctx.file_idx;
+                ev.line = line_no;
+                ev
+            }),
         }
     }
 

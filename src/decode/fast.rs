@@ -9,10 +9,22 @@
 //! its reasons. So the fast path can change speed, never outcomes; the fuzz target
 //! `decode_line` checks that whatever it accepts, the general decoder accepts the same.
 
-use crate::event::Event;
+/// An event's envelope as the fast path reads it: the line's own text, borrowed, so that
+/// the reader decides how ids become [`crate::event::Id`]s (shared, one per distinct text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Envelope<'a> {
+    pub seq: u64,
+    pub ts: i64,
+    pub root: &'a str,
+    pub session: &'a str,
+    pub turn: Option<&'a str>,
+    pub kind: &'a str,
+    /// `{}` when absent or null.
+    pub data: &'a str,
+}
 
 /// Parses a line (already known to be UTF-8) in the common shape, or `None`.
-pub fn parse_common(b: &[u8]) -> Option<Event> {
+pub fn parse_common(b: &[u8]) -> Option<Envelope<'_>> {
     let mut s = Scan { b, i: 0 };
     s.ws();
     s.eat(b'{')?;
@@ -91,16 +103,14 @@ pub fn parse_common(b: &[u8]) -> Option<Event> {
     if s.i != b.len() {
         return None;
     }
-    Some(Event {
+    Some(Envelope {
         seq: seq?,
         ts: ts?,
-        root: root?.into(),
-        session: session?.into(),
-        turn: turn.flatten().map(Into::into),
-        kind: kind?.into(),
-        data: data.unwrap_or("{}").to_string(),
-        file: 0,
-        line: 0,
+        root: root?,
+        session: session?,
+        turn: turn.flatten(),
+        kind: kind?,
+        data: data.unwrap_or("{}"),
     })
 }
 

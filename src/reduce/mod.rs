@@ -180,6 +180,10 @@ impl Derived {
 /// Reduces one agent's events (in `seq` order) into its rows.
 pub fn reduce_agent(root: &str, events: &[Event]) -> Derived {
     let mut r = Reducer::new(root, false);
+    // The events' own root id, when they share one: rows then share it too.
+    if let Some(first) = events.first().filter(|e| e.root == root) {
+        r.root = first.root.clone();
+    }
     for ev in events {
         r.apply(ev);
     }
@@ -383,13 +387,15 @@ impl Reducer {
         (0..self.turns.len()).map(TurnId)
     }
 
-    fn turn_id(&mut self, session: &str, turn: &str, seq: u64) -> usize {
-        // Most events name the turn the event before named: compare before hashing.
+    fn turn_id(&mut self, session_id: &Id, turn_id: &Id, seq: u64) -> usize {
+        // Most events name the turn the event before named: compare before hashing (ids
+        // the reader shared compare as pointers).
         if let Some(last) = self.turns.get(self.last_turn) {
-            if last.turn == turn && last.session == session {
+            if last.turn == *turn_id && last.session == *session_id {
                 return self.last_turn;
             }
         }
+        let (session, turn) = (session_id.as_str(), turn_id.as_str());
         if let Some(i) = self.lookup_turn(session, turn) {
             self.last_turn = i;
             return i;
@@ -397,8 +403,8 @@ impl Reducer {
         self.last_turn = self.turns.len();
         let i = self.turns.len();
         self.turns.push(TurnState {
-            session: Id::from(session),
-            turn: Id::from(turn),
+            session: session_id.clone(),
+            turn: turn_id.clone(),
             is_root: session == self.root,
             interval_open_seq: self.open_interval.map(|k| self.intervals[k].open_seq),
             start_seq: seq,
