@@ -727,7 +727,11 @@ impl<'c> LineSink<'c> {
         }
         if !self.trimmed[g] && group.capacity() - group.len() > group.len() / 8 {
             self.trimmed[g] = true;
-            group.shrink_to_fit();
+            // A copy, not `shrink_to_fit`: mimalloc's realloc keeps a block that shrinks by
+            // less than half, spare capacity and all.
+            let mut exact = Vec::with_capacity(group.len());
+            exact.append(group);
+            *group = exact;
         }
     }
 

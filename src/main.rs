@@ -33,6 +33,34 @@ fn keep_freed_memory() {
     set_purge_delay(-1);
 }
 
+/// Asks Linux for ordinary 4 KiB pages instead of transparent huge pages (THP), for this
+/// process: mimalloc advises huge pages for its arenas, and each first touch of one then
+/// zeroes 2 MiB at once, used or not. On the VM measured, after another process (DuckDB)
+/// had just freed its memory, an ingest of a 211 MB log spent 1.6-1.9 s in the kernel
+/// zeroing pages with THP, 0.30-0.33 s without (wall 1.76-1.95 s against 1.03-1.13 s), and
+/// its peak RSS fell from ~430 to ~370 MB. Elsewhere a no-op.
+fn small_pages() {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn prctl(option: std::ffi::c_int, ...) -> std::ffi::c_int;
+        }
+        /// `PR_SET_THP_DISABLE` in `<linux/prctl.h>`.
+        const PR_SET_THP_DISABLE: std::ffi::c_int = 41;
+        // SAFETY: sets a flag of this process; the arguments are the integers prctl(2)
+        // documents for this option. A failure (an old kernel) leaves THP as it was.
+        unsafe {
+            prctl(
+                PR_SET_THP_DISABLE,
+                1 as std::ffi::c_ulong,
+                0 as std::ffi::c_ulong,
+                0 as std::ffi::c_ulong,
+                0 as std::ffi::c_ulong,
+            );
+        }
+    }
+}
+
 /// mimalloc's own purge delay, in milliseconds.
 const MI_DEFAULT_PURGE_DELAY_MS: std::ffi::c_long = 10;
 
@@ -280,6 +308,7 @@ enum ReportFormat {
 }
 
 fn main() -> ExitCode {
+    small_pages();
     keep_freed_memory();
     let cli = Cli::parse();
     match run(cli) {
