@@ -127,8 +127,7 @@ pub fn parse_line_fast(line: &[u8]) -> Option<Event> {
 /// The fast path's envelope of a line in the common shape, borrowing the line; `None`
 /// means only "not sure": [`parse_line_general`] decides.
 pub fn parse_envelope(line: &[u8]) -> Option<Envelope<'_>> {
-    std::str::from_utf8(line).ok()?;
-    fast::parse_common(line)
+    fast::parse_common(std::str::from_utf8(line).ok()?)
 }
 
 impl Envelope<'_> {

@@ -23,9 +23,14 @@ pub struct Envelope<'a> {
     pub data: &'a str,
 }
 
-/// Parses a line (already known to be UTF-8) in the common shape, or `None`.
-pub fn parse_common(b: &[u8]) -> Option<Envelope<'_>> {
-    let mut s = Scan { b, i: 0 };
+/// Parses a line in the common shape, or `None`.
+pub fn parse_common(line: &str) -> Option<Envelope<'_>> {
+    let b = line.as_bytes();
+    let mut s = Scan {
+        text: line,
+        b,
+        i: 0,
+    };
     s.ws();
     s.eat(b'{')?;
     let mut seq = None;
@@ -84,8 +89,8 @@ pub fn parse_common(b: &[u8]) -> Option<Envelope<'_>> {
                     b'{' => {
                         let start = s.i;
                         s.value(1)?;
-                        // SAFETY-free: the line is UTF-8 and the span starts and ends at ASCII.
-                        std::str::from_utf8(&b[start..s.i]).ok()?
+                        // The span starts and ends at ASCII bytes: char boundaries.
+                        line.get(start..s.i)?
                     }
                     _ => return None,
                 });
@@ -130,6 +135,8 @@ const FAST_DEPTH: usize = 64;
 const FAST_NUMBER: usize = 64;
 
 struct Scan<'a> {
+    /// The line, and its bytes.
+    text: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -168,9 +175,9 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A string without escapes: its content.
+    /// A string without escapes: where its content starts and ends.
     #[inline]
-    fn plain_string(&mut self) -> Option<&'a [u8]> {
+    fn plain_span(&mut self) -> Option<(usize, usize)> {
         self.eat(b'"')?;
         let start = self.i;
         let end = start + special_at(&self.b[start..])?;
@@ -178,12 +185,21 @@ impl<'a> Scan<'a> {
             return None;
         }
         self.i = end + 1;
+        Some((start, end))
+    }
+
+    /// A string without escapes: its content.
+    #[inline]
+    fn plain_string(&mut self) -> Option<&'a [u8]> {
+        let (start, end) = self.plain_span()?;
         Some(&self.b[start..end])
     }
 
     #[inline]
     fn plain_str(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.plain_string()?).ok()
+        let (start, end) = self.plain_span()?;
+        // Just inside two quotes: char boundaries of the line.
+        self.text.get(start..end)
     }
 
     /// Any string, validated: escapes other than `\u` are checked and skipped.
