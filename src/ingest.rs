@@ -513,7 +513,8 @@ fn read_lines<R: BufRead>(
 /// handed out before it is looked up.
 #[derive(Default)]
 pub struct Ids {
-    /// The last root, session and turn handed out.
+    /// The last root, session and turn handed out ([`Ids::ROOT`], [`Ids::SESSION`],
+    /// [`Ids::TURN`]).
     last: [Option<Id>; 3],
     /// The listed event types, by [`Kind`], made on first use.
     kinds: Vec<Option<Id>>,
@@ -521,14 +522,18 @@ pub struct Ids {
 }
 
 impl Ids {
+    const ROOT: usize = 0;
+    const SESSION: usize = 1;
+    const TURN: usize = 2;
+
     /// The event of an envelope, with shared ids.
     pub fn event(&mut self, env: &Envelope, file: u32, line: u64) -> Event {
         Event {
             seq: env.seq,
             ts: env.ts,
-            root: self.id(0, env.root),
-            session: self.id(1, env.session),
-            turn: env.turn.map(|t| self.id(2, t)),
+            root: self.id(Self::ROOT, env.root),
+            session: self.id(Self::SESSION, env.session),
+            turn: env.turn.map(|t| self.id(Self::TURN, t)),
             kind: self.kind(env.kind),
             data: env.data.to_string(),
             file,
