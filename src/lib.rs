@@ -44,25 +44,7 @@ pub fn reduce_all(ing: &Ingested) -> Derived {
         .par_iter()
         .map(|a| reduce::reduce_agent(&a.root, &a.events))
         .collect();
-    // Every table at its exact size (grown by doubling, they held up to twice their rows).
-    let mut out = Derived::default();
-    out.intervals
-        .reserve_exact(parts.iter().map(|p| p.intervals.len()).sum());
-    out.turns
-        .reserve_exact(parts.iter().map(|p| p.turns.len()).sum());
-    out.errors
-        .reserve_exact(parts.iter().map(|p| p.errors.len()).sum());
-    out.tool_calls
-        .reserve_exact(parts.iter().map(|p| p.tool_calls.len()).sum());
-    out.callbacks
-        .reserve_exact(parts.iter().map(|p| p.callbacks.len()).sum());
-    out.runs
-        .reserve_exact(parts.iter().map(|p| p.runs.len()).sum());
-    out.agents.reserve_exact(parts.len());
-    for p in parts {
-        out.append(p);
-    }
-    out
+    Derived::concat(parts)
 }
 
 /// The accounting of one ingest, printed after it and stored in the warehouse manifest.

@@ -165,6 +165,27 @@ pub struct Derived {
 }
 
 impl Derived {
+    /// All parts' rows, in order. Each table is allocated once at its exact size: appended
+    /// to tables grown by doubling, they held up to twice their rows.
+    pub fn concat(parts: Vec<Derived>) -> Derived {
+        fn sized<T>(parts: &[Derived], table: impl Fn(&Derived) -> &Vec<T>) -> Vec<T> {
+            Vec::with_capacity(parts.iter().map(|p| table(p).len()).sum())
+        }
+        let mut out = Derived {
+            intervals: sized(&parts, |p| &p.intervals),
+            turns: sized(&parts, |p| &p.turns),
+            errors: sized(&parts, |p| &p.errors),
+            tool_calls: sized(&parts, |p| &p.tool_calls),
+            callbacks: sized(&parts, |p| &p.callbacks),
+            runs: sized(&parts, |p| &p.runs),
+            agents: sized(&parts, |p| &p.agents),
+        };
+        for p in parts {
+            out.append(p);
+        }
+        out
+    }
+
     /// Appends another agent's rows.
     pub fn append(&mut self, mut other: Derived) {
         self.intervals.append(&mut other.intervals);
