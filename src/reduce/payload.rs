@@ -216,11 +216,56 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Whether each byte of `w` equals `c`: the lowest flagged byte is exact (borrows only run
+/// upwards), those above it may not be.
+#[inline(always)]
+fn bytes_equal(w: u64, c: u8) -> u64 {
+    let x = w ^ (LO * u64::from(c));
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// The eight bytes at `b[i..i + 8]` as one little-endian word.
+#[inline(always)]
+fn word(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"))
+}
+
+/// The index of the first `"` or `\` at or after `b[i]`: eight bytes at a time, inline (the
+/// strings of a payload are short, where a library search costs more in its setup).
+#[inline]
+fn quote_or_backslash(b: &[u8], mut i: usize) -> Option<usize> {
+    while i + 8 <= b.len() {
+        let w = word(b, i);
+        let hit = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..b.len()).find(|&j| matches!(b[j], b'"' | b'\\'))
+}
+
+/// The index of the first byte at or after `b[i]` that matters inside an object or array:
+/// a quote or a bracket. (`{` and `[` differ only in bit 5, as do `}` and `]`.)
+#[inline]
+fn structural(b: &[u8], mut i: usize) -> Option<usize> {
+    while i + 8 <= b.len() {
+        let w = word(b, i);
+        let folded = w | (LO * 0x20);
+        let hit = bytes_equal(w, b'"') | bytes_equal(folded, b'{') | bytes_equal(folded, b'}');
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..b.len()).find(|&j| matches!(b[j], b'"' | b'{' | b'}' | b'[' | b']'))
+}
+
 /// The index after the string that opens at `b[i] == '"'`.
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        let j = i + memchr::memchr2(b'"', b'\\', &b[i..])?;
+        let j = quote_or_backslash(b, i)?;
         if b[j] == b'"' {
             return Some(j + 1);
         }
@@ -239,19 +284,19 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
             let mut depth = 0usize;
             let mut j = i;
             loop {
-                match *b.get(j)? {
+                j = structural(b, j)?;
+                match b[j] {
                     b'"' => {
                         j = skip_string(b, j)?;
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
+                    _ => {
                         depth -= 1;
                         if depth == 0 {
                             return Some(j + 1);
                         }
                     }
-                    _ => {}
                 }
                 j += 1;
             }
@@ -288,7 +333,7 @@ fn walk<'a, const N: usize>(
             return None;
         }
         let key_start = i + 1;
-        let key_end = key_start + memchr::memchr2(b'"', b'\\', &b[key_start..])?;
+        let key_end = quote_or_backslash(b, key_start)?;
         if b[key_end] == b'\\' {
             return None;
         }
@@ -351,6 +396,43 @@ mod tests {
                     reference(data, key),
                     "{data} / {key}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn word_scans_agree_with_bytewise_search_at_every_offset() {
+        let text = br#"abc{"k":[1,"x\"y",{"z":"]}"}],"q":"w\\"}def"#;
+        for start in 0..text.len() {
+            for len in 0..=text.len() - start {
+                let b = &text[start..start + len];
+                for i in 0..=b.len() {
+                    let naive = |set: &[u8]| (i..b.len()).find(|&j| set.contains(&b[j]));
+                    assert_eq!(quote_or_backslash(b, i), naive(b"\"\\"), "{b:?} {i}");
+                    assert_eq!(structural(b, i), naive(b"\"{}[]"), "{b:?} {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nested_members_of_every_length_agree_with_serde_json() {
+        // Values long enough for whole words, with brackets and escapes at every offset.
+        let filler = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for cut in 0..filler.len() {
+            let (a, b) = filler.split_at(cut);
+            for special in ["", "{", "}", "[", "]", r#"\""#, r"\\", "\"", "Y_y"] {
+                let inner = serde_json::to_string(&format!("{a}{special}{b}")).unwrap();
+                let data = format!(
+                    r#"{{"args":{{"p":{inner},"l":[{inner},{{"d":{inner}}}]}},"text":{inner},"n":{cut}}}"#
+                );
+                for key in ["args", "text", "n", "l"] {
+                    assert_eq!(
+                        get(&data, key).map(Raw::text),
+                        reference(&data, key),
+                        "{data} / {key}"
+                    );
+                }
             }
         }
     }
