@@ -124,11 +124,41 @@ const WORDS: [(usize, u64, u64); 22] = {
     out
 };
 
+/// Multiplier of the hash that puts each of [`WORDS`] in its own slot of [`SLOTS`] (found by
+/// trying random odd multipliers; [`SLOTS`] fails to compile if two ever share a slot).
+const HASH_MUL: u64 = 0x705c_d3ed_9a40_8c5b;
+
+/// The slot of a type of `n` bytes (8 to 16) whose first and last eight bytes are given.
+const fn slot(n: usize, first: u64, last: u64) -> usize {
+    ((first ^ (last >> 1) ^ n as u64).wrapping_mul(HASH_MUL) >> 59) as usize
+}
+
+/// Per slot, 1 + the index in [`KINDS`] of the listed type of 8 to 16 bytes hashed there;
+/// 0 for none.
+const SLOTS: [u8; 32] = {
+    let mut out = [0u8; 32];
+    let mut k = 0;
+    while k < WORDS.len() {
+        let (n, first, last) = WORDS[k];
+        if n != 0 {
+            let s = slot(n, first, last);
+            assert!(
+                out[s] == 0,
+                "two event types share a slot: pick another HASH_MUL"
+            );
+            out[s] = k as u8 + 1;
+        }
+        k += 1;
+    }
+    out
+};
+
 impl Kind {
     /// The kind of an event `type`.
     pub fn of(kind: &str) -> Kind {
-        // Listed types of 8 to 16 bytes (all but `log`) are compared as three integers, not
-        // text against text; the others as text.
+        // Listed types of 8 to 16 bytes (all but `log`) are looked up by a perfect hash of
+        // their length, first and last eight bytes, and confirmed by comparing those three
+        // integers: one slot read and one comparison, not text against every name.
         let b = kind.as_bytes();
         let n = b.len();
         if !(8..=16).contains(&n) {
@@ -139,11 +169,17 @@ impl Kind {
         }
         let first = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
         let last = u64::from_le_bytes(b[n - 8..].try_into().expect("8 bytes"));
-        let key = (n, first, last);
-        WORDS
-            .iter()
-            .position(|&w| w == key)
-            .map_or(Kind::Other, |i| KINDS[i].0)
+        match SLOTS[slot(n, first, last)] {
+            0 => Kind::Other,
+            s => {
+                let i = usize::from(s) - 1;
+                if WORDS[i] == (n, first, last) {
+                    KINDS[i].0
+                } else {
+                    Kind::Other
+                }
+            }
+        }
     }
 
     /// The type this kind stands for (`None` for [`Kind::Other`]).
@@ -254,6 +290,36 @@ mod tests {
         }
         assert_eq!(Kind::of(""), Kind::Other);
         assert_eq!(Kind::of("text/delta/and/much/more"), Kind::Other);
+        // Types sharing a length, a first or a last eight bytes with listed ones.
+        for other in [
+            "text/deltb",
+            "tool/cal1",
+            "run.startee",
+            "turn/endd",
+            "session/endx",
+            "callback/opened",
+            "run.status.",
+            "model/ent",
+            "agent/idl",
+            "xxxx/end",
+        ] {
+            assert_eq!(Kind::of(other), Kind::Other, "{other}");
+        }
+        // Every one-byte change of every listed name is another type.
+        for k in all {
+            let name = k.name().expect("named").as_bytes();
+            for i in 0..name.len() {
+                for c in [b'a', b'/', b'.', b'z', b'0'] {
+                    let mut t = name.to_vec();
+                    if t[i] == c {
+                        continue;
+                    }
+                    t[i] = c;
+                    let t = String::from_utf8(t).expect("ascii");
+                    assert_eq!(Kind::of(&t), Kind::Other, "{t}");
+                }
+            }
+        }
     }
 
     #[test]
