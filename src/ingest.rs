@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -32,7 +32,15 @@ pub struct IngestOptions {
     /// any thread, with a batch of a file's events to drain. Imported files are kept in
     /// memory (their roots are resolved across files first).
     pub spill: Option<EventSink>,
+    /// Plain canonical files of at least twice this many bytes are read in pieces of about
+    /// this size, in parallel (a piece starts at a line); 0 reads every file whole.
+    pub split_bytes: u64,
 }
+
+/// Default [`IngestOptions::split_bytes`]: pieces small enough that two cores finish
+/// together (one 52 MB file more or less left one core idle for 0.1 s), large enough that
+/// an agent rarely spans two.
+pub const DEFAULT_SPLIT_BYTES: u64 = 16 << 20;
 
 /// A consumer of decoded events that takes them out of the given buffer.
 pub type EventSink = std::sync::Arc<dyn Fn(&mut Vec<Event>) + Send + Sync>;
@@ -47,6 +55,7 @@ impl Default for IngestOptions {
             format: Format::Auto,
             progress: None,
             spill: None,
+            split_bytes: DEFAULT_SPLIT_BYTES,
         }
     }
 }
@@ -57,6 +66,7 @@ impl std::fmt::Debug for IngestOptions {
             .field("max_line_bytes", &self.max_line_bytes)
             .field("format", &self.format)
             .field("progress", &self.progress.is_some())
+            .field("split_bytes", &self.split_bytes)
             .finish()
     }
 }
@@ -221,18 +231,188 @@ pub fn ingest_files_with(
     rels: &[String],
     opts: &IngestOptions,
 ) -> Result<Ingested> {
-    let parsed: Vec<FileRead> = files
+    let pieces = split_files(files, opts)?;
+    let mut read: Vec<(usize, FileRead)> = pieces
         .par_iter()
-        .zip(rels)
-        .enumerate()
-        .map(|(i, (p, rel))| {
-            let f = File::open(p).map_err(|e| Error::io(p, e))?;
-            read_stream_at(i as u32, &p.display().to_string(), rel, f, opts)
+        .map(|piece| {
+            let p = &files[piece.file];
+            let name = p.display().to_string();
+            let mut f = File::open(p).map_err(|e| Error::io(p, e))?;
+            if piece.start == 0 {
+                let raw = f.take(piece.len.unwrap_or(u64::MAX));
+                return read_piece(piece.file as u32, &name, &rels[piece.file], raw, opts, true)
+                    .map(|r| (piece.file, r));
+            }
+            f.seek(SeekFrom::Start(piece.start))
+                .map_err(|e| Error::io(p, e))?;
+            let raw = f.take(piece.len.unwrap_or(u64::MAX));
+            // A later piece of a file that reads as canonical (see `split_files`).
+            let canonical = IngestOptions {
+                format: Format::Runlog,
+                ..opts.clone()
+            };
+            read_piece(
+                piece.file as u32,
+                &name,
+                &rels[piece.file],
+                raw,
+                &canonical,
+                false,
+            )
+            .map(|r| (piece.file, r))
         })
         .collect::<Result<_>>()?;
+    // Line numbers of later pieces count from their piece's start: shift them by the lines
+    // of the pieces before (in parallel: it touches every event of those pieces).
+    let mut shifts = Vec::with_capacity(read.len());
+    let mut before = 0u64;
+    for (k, (file, r)) in read.iter().enumerate() {
+        if k == 0 || read[k - 1].0 != *file {
+            before = 0;
+        }
+        shifts.push(before);
+        before += r.line_count;
+    }
+    read.par_iter_mut()
+        .zip(&shifts)
+        .filter(|(_, &shift)| shift > 0)
+        .for_each(|((_, r), &shift)| {
+            for ev in r.groups.iter_mut().flatten().chain(r.events.iter_mut()) {
+                ev.line += shift;
+            }
+            for rej in &mut r.rejects {
+                rej.line += shift;
+            }
+        });
+    let mut parsed: Vec<FileRead> = Vec::with_capacity(files.len());
+    let mut last_file = None;
+    for (file, mut r) in read {
+        match parsed.last_mut() {
+            Some(whole) if last_file == Some(file) => {
+                let (a, b) = (&mut whole.summary, &r.summary);
+                a.bytes += b.bytes;
+                a.lines += b.lines;
+                a.blank += b.blank;
+                a.kept += b.kept;
+                a.duplicates += b.duplicates;
+                a.rejects += b.rejects;
+                a.events += b.events;
+                whole.events.append(&mut r.events);
+                whole.groups.append(&mut r.groups);
+                whole.rejects.append(&mut r.rejects);
+                whole.line_count += r.line_count;
+            }
+            _ => parsed.push(r),
+        }
+        last_file = Some(file);
+    }
     let mut ing = assemble(parsed);
     excerpt_conflicts(files, &mut ing, opts);
     Ok(ing)
+}
+
+/// A part of an input file to read: from byte `start` (the start of a line), `len` bytes or
+/// to the end.
+struct Piece {
+    file: usize,
+    start: u64,
+    len: Option<u64>,
+}
+
+/// The pieces to read the files in: a file whole, unless it is plain (not compressed), at
+/// least twice [`IngestOptions::split_bytes`], and canonical (the format asked for, or,
+/// under `auto`, what its first line is detected as), so that a piece can be read without
+/// what came before it. Pieces of a file come in order; each starts just after a newline.
+fn split_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Vec<Piece>> {
+    let mut out = Vec::new();
+    for (i, p) in files.iter().enumerate() {
+        let whole = Piece {
+            file: i,
+            start: 0,
+            len: None,
+        };
+        let step = opts.split_bytes;
+        let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        if step == 0 || opts.spill.is_some() || size < step.saturating_mul(2) {
+            out.push(whole);
+            continue;
+        }
+        let Ok(mut f) = File::open(p) else {
+            out.push(whole); // the reader reports it
+            continue;
+        };
+        if !splittable(&mut f, opts.format) {
+            out.push(whole);
+            continue;
+        }
+        let mut start = 0u64;
+        let mut at = step;
+        while at + step <= size {
+            // The piece ends just after the first newline at or after `at`.
+            let Some(end) = next_line_start(&mut f, at).map_err(|e| Error::io(p, e))? else {
+                break;
+            };
+            if end >= size {
+                break;
+            }
+            out.push(Piece {
+                file: i,
+                start,
+                len: Some(end - start),
+            });
+            start = end;
+            at = end.max(at + step);
+        }
+        out.push(Piece {
+            file: i,
+            start,
+            len: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether a file can be read in pieces: plain text whose first non-blank line is a
+/// canonical event (or the canonical format was asked for).
+fn splittable(f: &mut File, format: Format) -> bool {
+    let mut head = Vec::new();
+    if f.by_ref().take(1 << 16).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    if head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return false;
+    }
+    match format {
+        Format::Runlog => true,
+        Format::Auto => {
+            let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+            // Only whole lines of the head (the last may be cut).
+            let mut lines = text.split(|&b| b == b'\n');
+            let _cut = lines.next_back();
+            lines
+                .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .is_some_and(|l| import::detect_record(l) == Some(Format::Runlog))
+        }
+        _ => false,
+    }
+}
+
+/// The offset just after the first newline at or after `at`, or `None` at the end of the
+/// file.
+fn next_line_start(f: &mut File, at: u64) -> io::Result<Option<u64>> {
+    f.seek(SeekFrom::Start(at))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut pos = at;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            return Ok(Some(pos + i as u64 + 1));
+        }
+        pos += n as u64;
+    }
 }
 
 /// A conflicting line (§1) is found only after every file is read: its excerpt, like any
@@ -315,6 +495,9 @@ pub struct FileRead {
     /// buffer per root), so that assembly moves each buffer whole instead of every event.
     pub groups: Vec<Vec<Event>>,
     pub rejects: Vec<Reject>,
+    /// Lines the reader went through, blank and rejected ones included (the last line
+    /// number it gave).
+    pub line_count: u64,
 }
 
 struct CountingReader<R> {
@@ -358,6 +541,19 @@ pub fn read_stream_at<R: Read>(
     raw: R,
     opts: &IngestOptions,
 ) -> Result<FileRead> {
+    read_piece(file_idx, name, rel, raw, opts, true)
+}
+
+/// [`read_stream_at`] of a stream that starts at the start of the file (`at_file_start`:
+/// a byte order mark is skipped) or at a later line (numbered from 1 all the same).
+fn read_piece<R: Read>(
+    file_idx: u32,
+    name: &str,
+    rel: &str,
+    raw: R,
+    opts: &IngestOptions,
+    at_file_start: bool,
+) -> Result<FileRead> {
     let ctx = FileContext {
         file_idx,
         name: name.to_string(),
@@ -386,18 +582,25 @@ pub fn read_stream_at<R: Read>(
         "gzip" => {
             let mut r =
                 BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(counting));
-            read_lines(&ctx, &mut r, opts, &mut out, compression);
+            read_lines(&ctx, &mut r, opts, &mut out, compression, at_file_start);
             r.get_ref().get_ref().get_ref().count
         }
         "zstd" => {
             let dec = zstd::stream::read::Decoder::with_buffer(counting)
                 .map_err(|e| Error::io(name, e))?;
             let mut r = BufReader::with_capacity(1 << 16, dec);
-            read_lines(&ctx, &mut r, opts, &mut out, compression);
+            read_lines(&ctx, &mut r, opts, &mut out, compression, at_file_start);
             r.get_ref().get_ref().get_ref().count
         }
         _ => {
-            read_lines(&ctx, &mut counting, opts, &mut out, compression);
+            read_lines(
+                &ctx,
+                &mut counting,
+                opts,
+                &mut out,
+                compression,
+                at_file_start,
+            );
             counting.get_ref().count
         }
     };
@@ -466,6 +669,7 @@ fn read_lines<R: BufRead>(
     opts: &IngestOptions,
     out: &mut FileRead,
     compression: &str,
+    at_file_start: bool,
 ) {
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
@@ -485,7 +689,7 @@ fn read_lines<R: BufRead>(
             Ok(LineRead::Line) => {
                 line_no += 1;
                 let mut line: &[u8] = &buf;
-                if line_no == 1 && line.starts_with(b"\xEF\xBB\xBF") {
+                if at_file_start && line_no == 1 && line.starts_with(b"\xEF\xBB\xBF") {
                     line = &line[3..];
                 }
                 if line.iter().all(|b| b.is_ascii_whitespace()) {
@@ -505,6 +709,7 @@ fn read_lines<R: BufRead>(
         }
     }
     lines.finish(out, line_no);
+    out.line_count = line_no;
 }
 
 /// The ids of one file's events, shared: every event naming the same root, session, turn or
