@@ -98,6 +98,19 @@ pub struct FileSummary {
     pub events: u64,
 }
 
+impl FileSummary {
+    /// Adds another summary's counts (bytes, lines, ...) to these.
+    pub fn add_counts(&mut self, other: &FileSummary) {
+        self.bytes += other.bytes;
+        self.lines += other.lines;
+        self.blank += other.blank;
+        self.kept += other.kept;
+        self.duplicates += other.duplicates;
+        self.rejects += other.rejects;
+        self.events += other.events;
+    }
+}
+
 /// All events of one agent (one `root`), in `seq` order, duplicates removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agent {
@@ -122,13 +135,7 @@ impl Ingested {
             ..Default::default()
         };
         for f in &self.files {
-            t.bytes += f.bytes;
-            t.lines += f.lines;
-            t.blank += f.blank;
-            t.kept += f.kept;
-            t.duplicates += f.duplicates;
-            t.rejects += f.rejects;
-            t.events += f.events;
+            t.add_counts(f);
         }
         t
     }
@@ -238,26 +245,28 @@ pub fn ingest_files_with(
             let p = &files[piece.file];
             let name = p.display().to_string();
             let mut f = File::open(p).map_err(|e| Error::io(p, e))?;
-            if piece.start == 0 {
-                let raw = f.take(piece.len.unwrap_or(u64::MAX));
-                return read_piece(piece.file as u32, &name, &rels[piece.file], raw, opts, true)
-                    .map(|r| (piece.file, r));
-            }
-            f.seek(SeekFrom::Start(piece.start))
-                .map_err(|e| Error::io(p, e))?;
-            let raw = f.take(piece.len.unwrap_or(u64::MAX));
-            // A later piece of a file that reads as canonical (see `split_files`).
-            let canonical = IngestOptions {
-                format: Format::Runlog,
-                ..opts.clone()
+            let at_file_start = piece.start == 0;
+            // A later piece is of a file that reads as canonical (see `split_files`).
+            let canonical;
+            let opts = if at_file_start {
+                opts
+            } else {
+                f.seek(SeekFrom::Start(piece.start))
+                    .map_err(|e| Error::io(p, e))?;
+                canonical = IngestOptions {
+                    format: Format::Runlog,
+                    ..opts.clone()
+                };
+                &canonical
             };
+            let raw = f.take(piece.len.unwrap_or(u64::MAX));
             read_piece(
                 piece.file as u32,
                 &name,
                 &rels[piece.file],
                 raw,
-                &canonical,
-                false,
+                opts,
+                at_file_start,
             )
             .map(|r| (piece.file, r))
         })
@@ -289,14 +298,7 @@ pub fn ingest_files_with(
     for (file, mut r) in read {
         match parsed.last_mut() {
             Some(whole) if last_file == Some(file) => {
-                let (a, b) = (&mut whole.summary, &r.summary);
-                a.bytes += b.bytes;
-                a.lines += b.lines;
-                a.blank += b.blank;
-                a.kept += b.kept;
-                a.duplicates += b.duplicates;
-                a.rejects += b.rejects;
-                a.events += b.events;
+                whole.summary.add_counts(&r.summary);
                 whole.events.append(&mut r.events);
                 whole.groups.append(&mut r.groups);
                 whole.rejects.append(&mut r.rejects);

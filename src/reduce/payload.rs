@@ -166,10 +166,8 @@ fn scan_chars(b: &[u8], mut i: usize) -> Option<(usize, i64)> {
     let mut chars = 0i64;
     loop {
         while i + 8 <= b.len() {
-            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-            let quote = w ^ (LO * u64::from(b'"'));
-            let slash = w ^ (LO * u64::from(b'\\'));
-            let hit = ((quote.wrapping_sub(LO) & !quote) | (slash.wrapping_sub(LO) & !slash)) & HI;
+            let w = word(b, i);
+            let hit = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
             if hit != 0 {
                 // The lowest flagged byte is exact (borrows only run upwards).
                 let k = (hit.trailing_zeros() / 8) as usize;
