@@ -1048,10 +1048,11 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
         groups.append(&mut fr.groups);
     }
     resolve_imported_roots(&mut all, &imported);
+    let one_root_from = all.len();
     all.append(&mut groups);
     let names: Vec<String> = files.iter().map(|f| f.file.clone()).collect();
     let mut acc = Accounting::new(files.len());
-    let agents = assemble_events(all, &names, &imported, &mut acc);
+    let agents = assemble_events(all, one_root_from, &names, &imported, &mut acc);
     acc.apply(&mut files, &imported);
     rejects.append(&mut acc.conflicts);
     sort_rejects(&mut rejects, &names);
@@ -1147,9 +1148,12 @@ impl Accounting {
 /// Groups events by root, orders each agent by seq and resolves duplicates and conflicts;
 /// returns the agents in root order and adds what it found to `acc`. Every event of a root
 /// must be in the one call (roots may not straddle calls). The events come in parts (one
-/// per file, say), each freed as soon as its events have moved to their agents.
+/// per file, say), each freed as soon as its events have moved to their agents. Parts from
+/// index `one_root_from` on hold one root's events each (the canonical reader's groups), and
+/// are placed by their first event alone.
 pub fn assemble_events(
     parts: Vec<Vec<Event>>,
+    one_root_from: usize,
     names: &[String],
     imported: &[bool],
     acc: &mut Accounting,
@@ -1166,27 +1170,48 @@ pub fn assemble_events(
     let mut part_agent: Vec<Option<u32>> = Vec::with_capacity(parts.len());
     let mut parts_of: Vec<u32> = Vec::new();
     let mut agent_of: Vec<u32> = Vec::new();
-    for part in &parts {
+    // A root's agent, numbered in order of first appearance (the caller grows the
+    // per-agent counts when a new number comes back).
+    let mut agent = |root: &str| -> u32 {
+        if let Some(&a) = index.get(root) {
+            return a;
+        }
+        let a = roots.len() as u32;
+        index.insert(root.to_string(), a);
+        roots.push(root.to_string());
+        a
+    };
+    let grow = |a: u32, sizes: &mut Vec<usize>, parts_of: &mut Vec<u32>| {
+        if a as usize == sizes.len() {
+            sizes.push(0);
+            parts_of.push(0);
+        }
+    };
+    for (p, part) in parts.iter().enumerate() {
+        if p >= one_root_from {
+            // One root's events: placed whole, without a look at every event (this pass
+            // runs on one thread, between reading and writing).
+            debug_assert!(part.iter().all(|e| e.root == part[0].root));
+            let whole = part.first().map(|ev| {
+                let a = agent(&ev.root);
+                grow(a, &mut sizes, &mut parts_of);
+                sizes[a as usize] += part.len();
+                parts_of[a as usize] += 1;
+                a
+            });
+            part_agent.push(whole);
+            continue;
+        }
         let mut single: Option<u32> = None;
         let mut mixed = false;
         let start = agent_of.len();
         let mut prev: Option<(&str, u32)> = None;
         for ev in part {
-            let known = match prev {
-                Some((root, a)) if root == ev.root => Some(a),
-                _ => index.get(ev.root.as_str()).copied(),
+            let a = match prev {
+                Some((root, a)) if root == ev.root => a,
+                _ => agent(&ev.root),
             };
-            let a = match known {
-                Some(a) => a,
-                None => {
-                    let a = sizes.len() as u32;
-                    index.insert(ev.root.to_string(), a);
-                    roots.push(ev.root.to_string());
-                    sizes.push(0);
-                    parts_of.push(0);
-                    a
-                }
-            };
+            grow(a, &mut sizes, &mut parts_of);
             prev = Some((ev.root.as_str(), a));
             sizes[a as usize] += 1;
             agent_of.push(a);
@@ -1233,8 +1258,6 @@ pub fn assemble_events(
     }
     drop(agent_of);
     let by_root: Vec<(String, Vec<Event>)> = roots.into_iter().zip(grouped).collect();
-    // Per agent: its kept events, its conflicts, its duplicates' (file, line).
-    type Resolved = (Agent, Vec<Reject>, Vec<(u32, u64)>);
     let mut agents: Vec<Resolved> = by_root
         .into_par_iter()
         .map(|(root, mut evs)| {
@@ -1275,32 +1298,64 @@ pub fn assemble_events(
             if is_imported {
                 renumber_imported(&mut kept);
             }
-            (Agent { root, events: kept }, rej, dups)
+            // Counted here, in parallel: a pass over every kept event on one thread
+            // held up the write.
+            let mut per_file: Vec<(u32, u64)> = Vec::new();
+            let mut kept_lines = Vec::new();
+            for ev in &kept {
+                match per_file.iter_mut().find(|(f, _)| *f == ev.file) {
+                    Some((_, n)) => *n += 1,
+                    None => per_file.push((ev.file, 1)),
+                }
+                if is_imported && imported[ev.file as usize] {
+                    kept_lines.push((ev.file, ev.line));
+                }
+            }
+            Resolved {
+                agent: Agent { root, events: kept },
+                conflicts: rej,
+                dups,
+                per_file,
+                kept_lines,
+            }
         })
         .collect();
-    agents.sort_unstable_by(|a, b| a.0.root.cmp(&b.0.root));
+    agents.sort_unstable_by(|a, b| a.agent.root.cmp(&b.agent.root));
     let mut out = Vec::with_capacity(agents.len());
-    for (agent, mut rej, dups) in agents {
-        for (f, line) in dups {
+    for mut r in agents {
+        for (f, line) in r.dups {
             if imported[f as usize] {
                 acc.dup_lines[f as usize].push(line);
             } else {
                 acc.duplicates[f as usize] += 1;
             }
         }
-        acc.conflicts.append(&mut rej);
-        for ev in &agent.events {
-            let f = ev.file as usize;
-            acc.events[f] += 1;
-            if imported[f] {
-                acc.kept_lines[f].push(ev.line);
-            } else {
-                acc.kept[f] += 1;
+        acc.conflicts.append(&mut r.conflicts);
+        for (f, n) in r.per_file {
+            acc.events[f as usize] += n;
+            if !imported[f as usize] {
+                acc.kept[f as usize] += n;
             }
         }
-        out.push(agent);
+        for (f, line) in r.kept_lines {
+            acc.kept_lines[f as usize].push(line);
+        }
+        out.push(r.agent);
     }
     out
+}
+
+/// One agent as [`assemble_events`] resolved it, with what it adds to the [`Accounting`].
+struct Resolved {
+    agent: Agent,
+    /// Lines that conflict with a kept event.
+    conflicts: Vec<Reject>,
+    /// (file, line) of each duplicate.
+    dups: Vec<(u32, u64)>,
+    /// Kept events per file.
+    per_file: Vec<(u32, u64)>,
+    /// (file, line) of each kept event of an imported file.
+    kept_lines: Vec<(u32, u64)>,
 }
 
 /// The reject of a line whose (root, seq) was already kept with other content (§1).

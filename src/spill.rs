@@ -269,7 +269,8 @@ pub fn ingest_partitioned(
                     let events = read_partition(path)?;
                     let _ = std::fs::remove_file(path);
                     let mut a = Accounting::new(names.len());
-                    let agents = ingest::assemble_events(vec![events], &names, &imported, &mut a);
+                    let agents =
+                        ingest::assemble_events(vec![events], 1, &names, &imported, &mut a);
                     Ok((k, agents, a))
                 })
                 .collect::<Result<_>>()?;
