@@ -320,18 +320,41 @@ impl<'a> EventColumns<'a> {
     /// columns was about a tenth of an ingest's CPU.
     fn keyed(&self, chunk: &[&crate::event::Event]) -> Result<RecordBatch> {
         use crate::event::Kind;
-        let by_file = |texts: &[&str]| -> ArrayRef {
-            let keys = Int32Array::from_iter_values(chunk.iter().map(|e| e.file as i32));
-            dictionary(keys, texts.iter().copied())
-        };
-        // A voice per type: keyed by the type's key, each type's voice looked up once.
-        let kinds = keyed_ids(chunk, |e| Some(&e.kind));
-        let kind_texts = kinds
-            .values()
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .expect("text");
-        let voice_of_key: Vec<i32> = kind_texts
+        // One pass over the events for every column but `data` (eleven passes, one per
+        // column, read the events from memory eleven times), and one for `data`.
+        let n = chunk.len();
+        let (mut roots, mut sessions, mut turns, mut kinds) = Default::default();
+        let (mut root_k, mut session_k, mut kind_k) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut turn_k: Vec<Option<i32>> = Vec::with_capacity(n);
+        let (mut seq, mut ts, mut line) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut file_k = Vec::with_capacity(n);
+        let mut data_bytes = 0;
+        for e in chunk {
+            root_k.push(IdKeys::key(&mut roots, &e.root));
+            session_k.push(IdKeys::key(&mut sessions, &e.session));
+            turn_k.push(e.turn.as_ref().map(|t| IdKeys::key(&mut turns, t)));
+            kind_k.push(IdKeys::key(&mut kinds, &e.kind));
+            seq.push(e.seq as i64);
+            ts.push(e.ts);
+            line.push(e.line as i64);
+            file_k.push(e.file as i32);
+            data_bytes += e.data.len();
+        }
+        let mut data = StringBuilder::with_capacity(n, data_bytes);
+        for e in chunk {
+            data.append_value(&e.data);
+        }
+        // A voice per type: each type's voice looked up once.
+        let kinds = kinds.texts.finish();
+        let voice_of_kind: Vec<i32> = kinds
             .iter()
             .map(|k| {
                 let k = k.unwrap_or("");
@@ -342,28 +365,28 @@ impl<'a> EventColumns<'a> {
                     .expect("every voice") as i32
             })
             .collect();
-        let voice_keys = Int32Array::from_iter_values(
-            kinds
-                .keys()
-                .values()
-                .iter()
-                .map(|&k| voice_of_key[k as usize]),
-        );
-        let voices = dictionary(voice_keys, ALL_VOICES.iter().map(|v| v.as_str()));
+        let voice_k: Vec<i32> = kind_k.iter().map(|&k| voice_of_kind[k as usize]).collect();
+        let file_k = Int32Array::from(file_k);
         Ok(RecordBatch::try_new(
             self.keyed_schema.clone(),
             vec![
-                Arc::new(keyed_ids(chunk, |e| Some(&e.root))),
-                Arc::new(keyed_ids(chunk, |e| Some(&e.session))),
-                Arc::new(keyed_ids(chunk, |e| e.turn.as_ref())),
-                i(chunk.iter().map(|e| e.seq as i64)),
-                t(chunk.iter().map(|e| e.ts)),
-                Arc::new(kinds),
-                voices,
-                by_file(&self.names),
-                i(chunk.iter().map(|e| e.line as i64)),
-                exact(chunk, |e| Some(e.data.as_str())),
-                by_file(&self.formats),
+                dictionary(root_k.into(), roots.texts.finish()),
+                dictionary(session_k.into(), sessions.texts.finish()),
+                dictionary(turn_k.into(), turns.texts.finish()),
+                Arc::new(Int64Array::from(seq)),
+                Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
+                dictionary(kind_k.into(), kinds),
+                dictionary(
+                    voice_k.into(),
+                    ALL_VOICES.iter().map(|v| Some(v.as_str())).collect(),
+                ),
+                dictionary(
+                    file_k.clone(),
+                    self.names.iter().map(|&t| Some(t)).collect(),
+                ),
+                Arc::new(Int64Array::from(line)),
+                Arc::new(data.finish()),
+                dictionary(file_k, self.formats.iter().map(|&t| Some(t)).collect()),
             ],
         )?)
     }
@@ -384,42 +407,47 @@ const ALL_VOICES: [Voice; 10] = [
 ];
 
 /// A dictionary column of the given keys into the given texts.
-fn dictionary<'t>(keys: Int32Array, texts: impl Iterator<Item = &'t str>) -> ArrayRef {
-    let values: StringArray = texts.map(Some).collect();
+fn dictionary(keys: Int32Array, texts: StringArray) -> ArrayRef {
     Arc::new(
-        DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values))
-            .expect("keys index the texts"),
+        DictionaryArray::<Int32Type>::try_new(keys, Arc::new(texts)).expect("keys index the texts"),
     )
 }
 
-/// An id column as a dictionary. Ids are shared pointers (see [`crate::event::Id`]), and
-/// consecutive events mostly name the same one, so a row costs a pointer comparison;
-/// equal texts behind different pointers (ids of different files) are listed twice, which
-/// the Parquet writer's own dictionary merges.
-fn keyed_ids<'e>(
-    chunk: &[&'e crate::event::Event],
-    get: impl Fn(&'e crate::event::Event) -> Option<&'e crate::event::Id>,
-) -> DictionaryArray<Int32Type> {
-    let mut index: ahash::AHashMap<*const u8, i32> = ahash::AHashMap::new();
-    let mut texts = StringBuilder::new();
-    let mut last: (*const u8, i32) = (std::ptr::null(), 0);
-    let keys: Int32Array = chunk
-        .iter()
-        .map(|e| {
-            let id = get(e)?;
-            let p = id.as_ptr();
-            if p != last.0 {
-                let next = index.len() as i32;
-                let k = *index.entry(p).or_insert_with(|| {
-                    texts.append_value(id.as_str());
-                    next
-                });
-                last = (p, k);
-            }
-            Some(last.1)
-        })
-        .collect();
-    DictionaryArray::try_new(keys, Arc::new(texts.finish())).expect("keys index the texts")
+/// The keys of an id column written as a dictionary. Ids are shared pointers (see
+/// [`crate::event::Id`]), and consecutive events mostly name the same one, so a row costs a
+/// pointer comparison; equal texts behind different pointers (ids of different files) are
+/// listed twice, which the Parquet writer's own dictionary merges.
+struct IdKeys {
+    index: ahash::AHashMap<*const u8, i32>,
+    texts: StringBuilder,
+    last: (*const u8, i32),
+}
+
+impl Default for IdKeys {
+    fn default() -> Self {
+        IdKeys {
+            index: ahash::AHashMap::new(),
+            texts: StringBuilder::new(),
+            last: (std::ptr::null(), 0),
+        }
+    }
+}
+
+impl IdKeys {
+    #[inline]
+    fn key(&mut self, id: &crate::event::Id) -> i32 {
+        let p = id.as_ptr();
+        if p != self.last.0 {
+            let next = self.index.len() as i32;
+            let texts = &mut self.texts;
+            let k = *self.index.entry(p).or_insert_with(|| {
+                texts.append_value(id.as_str());
+                next
+            });
+            self.last = (p, k);
+        }
+        self.last.1
+    }
 }
 
 /// A string column of events, its buffers allocated once at their exact size (growing
