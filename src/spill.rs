@@ -337,7 +337,7 @@ pub fn ingest_to_warehouse(
         // `events` is built while it is written; the other tables are small.
         let pid = format!("{id}-p{:05}", part.index);
         let (events, written) = rayon::join(
-            || store::write_events_parts(warehouse, &pid, &ingested),
+            || store::write_events_parts(warehouse, &pid, &ingested, None),
             || -> Result<_> {
                 let batches = store::some_batches(&ingested, &derived, &per_agent)?;
                 store::write_parts(warehouse, &pid, &batches)

@@ -48,6 +48,8 @@ pub const EVENTS_BATCH_ROWS: usize = 64 * 1024;
 pub const PART_ROWS: usize = 256 * 1024;
 /// The fewest rows an `events` part is cut to for the sake of parallel writing.
 pub const EVENTS_MIN_PART_ROWS: usize = 16 * 1024;
+/// Parts per thread of an in-memory ingest's `events` table (see [`write_events_parts`]).
+pub const EVENTS_PARTS_PER_THREAD: usize = 4;
 
 fn ts_type() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
@@ -948,7 +950,7 @@ pub fn write_warehouse_deriving<D: std::borrow::Borrow<Derived> + Send, T: Send>
     let id = new_ingest_id();
     let others: Vec<&'static str> = TABLES.iter().copied().filter(|t| *t != "events").collect();
     let (events, rest) = rayon::join(
-        || write_events_parts(dir, &id, ing),
+        || write_events_parts(dir, &id, ing, Some(EVENTS_PARTS_PER_THREAD)),
         || -> Result<_> {
             let (d, summary, extra) = derive()?;
             let files = write_parts(dir, &id, &some_batches(ing, d.borrow(), &others)?)?;
@@ -965,18 +967,28 @@ pub fn write_warehouse_deriving<D: std::borrow::Borrow<Derived> + Send, T: Send>
 /// each built batch by batch while it is written: Arrow holds a batch per thread, never the
 /// table (it is as large as the input). Returns the files, relative to `dir`.
 ///
-/// A part has at most [`PART_ROWS`] rows, and a table of more than
-/// [`EVENTS_MIN_PART_ROWS`] rows comes in at least four parts per thread: the other tables
-/// are written at the same time, and the part written last runs alone, so parts of a
-/// quarter of a thread's share keep the cores busy to the end. (Four parts of ~135K rows
-/// for the 1.1M-event log left one core idle for the last 0.1 s of a ~1 s ingest.)
-pub fn write_events_parts(dir: &Path, id: &str, ing: &Ingested) -> Result<Vec<String>> {
+/// A part has at most [`PART_ROWS`] rows. With `parts_per_thread`, a table of more than
+/// [`EVENTS_MIN_PART_ROWS`] rows comes in at least that many parts per thread: the other
+/// tables are written at the same time, and the part written last runs alone, so parts of
+/// a quarter of a thread's share keep the cores busy to the end. (Parts of ~135K rows for
+/// the 1.1M-event log left one core idle for the last 0.1 s of a ~1 s ingest.) A spilled
+/// ingest writes a table per partition and passes `None`: cut finer, its 5 GB log made
+/// 1,450 files of ~0.5 MB.
+pub fn write_events_parts(
+    dir: &Path,
+    id: &str,
+    ing: &Ingested,
+    parts_per_thread: Option<usize>,
+) -> Result<Vec<String>> {
     let tdir = dir.join("events");
     fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
     let cols = EventColumns::of(ing);
     let all = cols.all_events(ing);
     let threads = rayon::current_num_threads().max(1);
-    let rows_per_part = (all.len() / (4 * threads)).clamp(EVENTS_MIN_PART_ROWS, PART_ROWS);
+    let rows_per_part = match parts_per_thread {
+        Some(k) => (all.len() / (k.max(1) * threads)).clamp(EVENTS_MIN_PART_ROWS, PART_ROWS),
+        None => PART_ROWS,
+    };
     let parts = match all.len().div_ceil(rows_per_part) {
         0 | 1 => 1,
         n => n.div_ceil(threads) * threads,
@@ -1155,7 +1167,7 @@ mod tests {
         assert_eq!(plain.num_rows(), 180);
         let dir = std::env::temp_dir().join(format!("runlog-keyed-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        let files = write_events_parts(&dir, "t", &ing).unwrap();
+        let files = write_events_parts(&dir, "t", &ing, Some(4)).unwrap();
         let mut back = Vec::new();
         for f in &files {
             let file = fs::File::open(dir.join(f)).unwrap();
