@@ -319,13 +319,13 @@ impl<'a> EventColumns<'a> {
     /// distinct text once), for the Parquet writer: it writes a dictionary of texts as it
     /// writes the texts, so the file is the same, but building the batch copies no id.
     /// Copying every row's root, session, turn, type, voice, file and format into string
-    /// columns was about a tenth of an ingest's CPU.
+    /// columns took ~8% of an ingest's time (BENCHMARKS.md, session 7).
     fn keyed(&self, chunk: &[&crate::event::Event]) -> Result<RecordBatch> {
         use crate::event::Kind;
         // One pass over the events for every column but `data` (eleven passes, one per
         // column, read the events from memory eleven times), and one for `data`.
         let n = chunk.len();
-        let (mut roots, mut sessions, mut turns, mut kinds) = Default::default();
+        let [mut roots, mut sessions, mut turns, mut kinds] = [(); 4].map(|_| IdKeys::default());
         let (mut root_k, mut session_k, mut kind_k) = (
             Vec::with_capacity(n),
             Vec::with_capacity(n),
@@ -340,10 +340,10 @@ impl<'a> EventColumns<'a> {
         let mut file_k = Vec::with_capacity(n);
         let mut data_bytes = 0;
         for e in chunk {
-            root_k.push(IdKeys::key(&mut roots, &e.root));
-            session_k.push(IdKeys::key(&mut sessions, &e.session));
-            turn_k.push(e.turn.as_ref().map(|t| IdKeys::key(&mut turns, t)));
-            kind_k.push(IdKeys::key(&mut kinds, &e.kind));
+            root_k.push(roots.key(&e.root));
+            session_k.push(sessions.key(&e.session));
+            turn_k.push(e.turn.as_ref().map(|t| turns.key(t)));
+            kind_k.push(kinds.key(&e.kind));
             seq.push(e.seq as i64);
             ts.push(e.ts);
             line.push(e.line as i64);
