@@ -1163,40 +1163,19 @@ pub fn assemble_events(
     // is; the other agents' events are moved once into buffers of their exact size (growing
     // buffers by doubling copied and touched up to twice the memory, and fresh memory is
     // what ingest waits on most).
-    let mut index: HashMap<String, u32, ahash::RandomState> = HashMap::default();
-    let mut sizes: Vec<usize> = Vec::new();
-    let mut roots: Vec<String> = Vec::new();
+    let mut ag = AgentIndex::default();
     // Per part: Some(agent) when all its events are that agent's.
     let mut part_agent: Vec<Option<u32>> = Vec::with_capacity(parts.len());
-    let mut parts_of: Vec<u32> = Vec::new();
     let mut agent_of: Vec<u32> = Vec::new();
-    // A root's agent, numbered in order of first appearance (the caller grows the
-    // per-agent counts when a new number comes back).
-    let mut agent = |root: &str| -> u32 {
-        if let Some(&a) = index.get(root) {
-            return a;
-        }
-        let a = roots.len() as u32;
-        index.insert(root.to_string(), a);
-        roots.push(root.to_string());
-        a
-    };
-    let grow = |a: u32, sizes: &mut Vec<usize>, parts_of: &mut Vec<u32>| {
-        if a as usize == sizes.len() {
-            sizes.push(0);
-            parts_of.push(0);
-        }
-    };
     for (p, part) in parts.iter().enumerate() {
         if p >= one_root_from {
             // One root's events: placed whole, without a look at every event (this pass
             // runs on one thread, between reading and writing).
             debug_assert!(part.iter().all(|e| e.root == part[0].root));
             let whole = part.first().map(|ev| {
-                let a = agent(&ev.root);
-                grow(a, &mut sizes, &mut parts_of);
-                sizes[a as usize] += part.len();
-                parts_of[a as usize] += 1;
+                let a = ag.agent(&ev.root);
+                ag.sizes[a as usize] += part.len();
+                ag.parts_of[a as usize] += 1;
                 a
             });
             part_agent.push(whole);
@@ -1209,11 +1188,10 @@ pub fn assemble_events(
         for ev in part {
             let a = match prev {
                 Some((root, a)) if root == ev.root => a,
-                _ => agent(&ev.root),
+                _ => ag.agent(&ev.root),
             };
-            grow(a, &mut sizes, &mut parts_of);
             prev = Some((ev.root.as_str(), a));
-            sizes[a as usize] += 1;
+            ag.sizes[a as usize] += 1;
             agent_of.push(a);
             match single {
                 None => single = Some(a),
@@ -1223,15 +1201,21 @@ pub fn assemble_events(
         }
         let whole = single.filter(|_| !mixed);
         if let Some(a) = whole {
-            parts_of[a as usize] += 1;
+            ag.parts_of[a as usize] += 1;
             agent_of.truncate(start); // not needed: the part moves whole
         } else {
             for &a in &agent_of[start..] {
-                parts_of[a as usize] += 2; // counts as "not alone"
+                ag.parts_of[a as usize] += 2; // counts as "not alone"
             }
         }
         part_agent.push(whole);
     }
+    let AgentIndex {
+        index,
+        roots,
+        sizes,
+        parts_of,
+    } = ag;
     drop(index);
     // Pass 2: move.
     let mut grouped: Vec<Vec<Event>> = vec![Vec::new(); sizes.len()];
@@ -1343,6 +1327,33 @@ pub fn assemble_events(
         out.push(r.agent);
     }
     out
+}
+
+/// The agents [`assemble_events`] finds, numbered in order of first appearance, with their
+/// event counts so far.
+#[derive(Default)]
+struct AgentIndex {
+    index: HashMap<String, u32, ahash::RandomState>,
+    roots: Vec<String>,
+    /// Events per agent.
+    sizes: Vec<usize>,
+    /// Per agent: 1 per part holding only its events, 2 per part shared with others.
+    parts_of: Vec<u32>,
+}
+
+impl AgentIndex {
+    /// The agent of a root, added when new.
+    fn agent(&mut self, root: &str) -> u32 {
+        if let Some(&a) = self.index.get(root) {
+            return a;
+        }
+        let a = self.roots.len() as u32;
+        self.index.insert(root.to_string(), a);
+        self.roots.push(root.to_string());
+        self.sizes.push(0);
+        self.parts_of.push(0);
+        a
+    }
 }
 
 /// One agent as [`assemble_events`] resolved it, with what it adds to the [`Accounting`].
