@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 
 #[path = "decode/fast.rs"]
 mod fast;
@@ -143,6 +143,7 @@ impl Envelope<'_> {
             data: self.data.to_string(),
             file: 0,
             line: 0,
+            index: PayloadIndex::of(self.kind, self.data),
         }
     }
 }
@@ -212,6 +213,7 @@ pub fn parse_line_general(line: &[u8]) -> std::result::Result<Event, String> {
             ))
         }
     };
+    let index = PayloadIndex::of(&kind, &data);
     Ok(Event {
         seq,
         ts,
@@ -222,6 +224,7 @@ pub fn parse_line_general(line: &[u8]) -> std::result::Result<Event, String> {
         data,
         file: 0,
         line: 0,
+        index,
     })
 }
 

@@ -8,6 +8,8 @@
 /// took 64 bytes more per event, the largest part of ingest's memory.
 pub type Id = arcstr::ArcStr;
 
+pub use crate::reduce::payload::PayloadIndex;
+
 /// One kept event of a recorded session log.
 ///
 /// `data` holds the payload as JSON text (`{}` when absent or null): stages that need a
@@ -26,6 +28,9 @@ pub struct Event {
     pub file: u32,
     /// 1-based line number within that file.
     pub line: u64,
+    /// Where the members of `data` the reducer reads are: built by
+    /// [`PayloadIndex::of`]`(&kind, &data)` when the event is made.
+    pub index: PayloadIndex,
 }
 
 /// Who speaks through an event (SEMANTICS.md §6).
@@ -45,7 +50,7 @@ pub enum Voice {
 
 /// The event types of EVENTS.md, so that the reducer tells them apart once per event
 /// instead of comparing text in every rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Kind {
     SessionStart,
     SessionEnd,
@@ -70,6 +75,7 @@ pub enum Kind {
     RunFailed,
     RunCancelled,
     /// A type EVENTS.md does not list (a newer runtime's): kept, passed over.
+    #[default]
     Other,
 }
 

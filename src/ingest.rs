@@ -14,7 +14,7 @@ use rayon::prelude::*;
 pub use crate::decode::{excerpt, mask_secrets, parse_line, parse_ts, EXCERPT_BYTES, MAX_DEPTH};
 use crate::decode::{parse_envelope, parse_line_general, Envelope};
 use crate::error::{Error, Result};
-use crate::event::{Event, Id, Kind};
+use crate::event::{Event, Id, Kind, PayloadIndex};
 use crate::import::{self, FileContext, Format};
 
 /// Default longest line accepted (SEMANTICS.md §7).
@@ -745,6 +745,7 @@ impl Ids {
             data: env.data.to_string(),
             file,
             line,
+            index: PayloadIndex::of(env.kind, env.data),
         }
     }
 

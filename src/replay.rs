@@ -15,7 +15,7 @@ use datafusion::prelude::{col, lit, ParquetReadOptions, SessionContext};
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 use crate::ingest;
 use crate::reduce::{Applied, Reducer};
 
@@ -113,6 +113,7 @@ fn batch_to_events(b: &RecordBatch) -> Result<Vec<Event>> {
             data: data.value(i).to_string(),
             file: 0,
             line: line.value(i) as u64,
+            index: PayloadIndex::of(kind.value(i), data.value(i)),
         })
         .collect())
 }

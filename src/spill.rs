@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 use crate::import::Format;
 use crate::ingest::{self, Accounting, Agent, IngestOptions, Ingested};
 
@@ -173,7 +173,7 @@ pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
     let corrupt = || Error::Invalid(format!("{}: corrupt spill partition", path.display()));
     while !c.b.is_empty() {
         let ev = (|| {
-            Some(Event {
+            let mut ev = Event {
                 seq: c.u64()?,
                 ts: c.u64()? as i64,
                 file: c.u32()?,
@@ -183,7 +183,10 @@ pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
                 turn: c.string()?.map(Into::into),
                 kind: c.string()??.into(),
                 data: c.string()??,
-            })
+                index: PayloadIndex::NONE,
+            };
+            ev.index = PayloadIndex::of(&ev.kind, &ev.data);
+            Some(ev)
         })()
         .ok_or_else(corrupt)?;
         out.push(ev);
@@ -391,6 +394,7 @@ mod tests {
             data: "{\"a\":\"ü\"}".into(),
             file: 2,
             line: 9,
+            index: PayloadIndex::of("turn/end", "{\"a\":\"ü\"}"),
         };
         let input: Vec<Event> = (0..50)
             .map(|i| ev(&format!("r{i}"), (i % 2 == 0).then_some("t")))
@@ -429,6 +433,7 @@ mod tests {
             data: "{}".into(),
             file: 0,
             line: 1,
+            index: PayloadIndex::NONE,
         }];
         spill.push(&mut evs);
         let paths = spill.finish().unwrap();

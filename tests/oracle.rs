@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 
 use model::{Oracle, Tables, TABLES};
 use randgen::Rng;
+use runlog::event::PayloadIndex;
 use runlog::ingest::{assemble, read_stream, IngestOptions, Ingested};
 use runlog::reduce::{reduce_agent, Derived, Reducer};
 use runlog::Event;
@@ -386,10 +387,24 @@ fn check_against_oracle(what: &str, ing: &Ingested, report: &mut Report) {
         .agents
         .par_iter()
         .map(|a| {
-            let real = real_tables(&reduce_agent(&a.root, &a.events));
+            let derived = reduce_agent(&a.root, &a.events);
+            let real = real_tables(&derived);
             let oracle = Oracle::new(&a.root, a.events.iter().map(event_value).collect()).tables();
             let rows = oracle.values().map(Vec::len).sum();
-            (a.events.len(), rows, diff_tables(&real, &oracle))
+            let mut problems = diff_tables(&real, &oracle);
+            // Read without the decoder's payload index, the same rows.
+            let unindexed: Vec<Event> = a
+                .events
+                .iter()
+                .map(|e| Event {
+                    index: PayloadIndex::NONE,
+                    ..e.clone()
+                })
+                .collect();
+            if reduce_agent(&a.root, &unindexed) != derived {
+                problems.push("reduced without the payload index, other rows".to_string());
+            }
+            (a.events.len(), rows, problems)
         })
         .collect();
     for (a, (events, rows, problems)) in ing.agents.iter().zip(results) {
@@ -1040,14 +1055,17 @@ fn read_dump(path: &str) -> Vec<Event> {
         .map(|(i, l)| {
             let v: Value =
                 serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}:{}: {e}", i + 1));
+            let kind = v["type"].as_str().expect("type");
+            let data = v["data"].to_string();
             Event {
                 seq: v["seq"].as_u64().expect("seq"),
                 ts: v["ts"].as_i64().expect("ts"),
                 root: v["root"].as_str().expect("root").into(),
                 session: v["session"].as_str().expect("session").into(),
                 turn: v["turn"].as_str().map(Into::into),
-                kind: v["type"].as_str().expect("type").into(),
-                data: v["data"].to_string(),
+                kind: kind.into(),
+                index: PayloadIndex::of(kind, &data),
+                data,
                 file: 0,
                 line: i as u64 + 1,
             }

@@ -40,7 +40,7 @@ use super::{
     error_object, event, flag, is_placeholder, unmapped, usage_disjoint, FileContext, Format,
     Importer, Unmapped,
 };
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 
 const SRC: Format = Format::Harness;
 
@@ -252,6 +252,7 @@ impl HarnessImporter {
         if let Some(h) = self.held.take() {
             let mut ev = h.event;
             ev.data = h.data.to_string();
+            ev.index = PayloadIndex::of(&ev.kind, &ev.data);
             out.push(ev);
         }
     }

@@ -24,7 +24,7 @@ use std::str::FromStr;
 
 use serde_json::{json, Map, Value};
 
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 
 /// The format of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -291,6 +291,7 @@ pub fn event(
         session: session.into(),
         turn: turn.map(Into::into),
         kind: kind.into(),
+        index: PayloadIndex::of(kind, &data),
         data,
         file: 0,
         line: 0,

@@ -13,8 +13,8 @@ use ahash::AHashMap as HashMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{Event, Id, Kind, Voice};
-use payload::Raw;
+use crate::event::{Event, Id, Kind, PayloadIndex, Voice};
+use payload::{keys, Raw};
 use rules::{end_class, is_cancel_kind, EndClass};
 
 /// A row of `intervals`.
@@ -292,6 +292,14 @@ struct SessionInfo {
     cancelled_at: Option<u64>,
 }
 
+/// A `tool/result` with a call id.
+#[derive(Debug, Clone)]
+struct ToolResult {
+    call_id: String,
+    status: Option<String>,
+    detail: Option<String>,
+}
+
 #[derive(Debug, Clone, Default)]
 struct RunTrack {
     settled: bool,
@@ -320,7 +328,9 @@ pub struct Reducer {
     last_root_end: Option<(u64, Option<String>)>,
     errors: Vec<ErrorRow>,
     tool_calls: Vec<ToolCallRow>,
-    tool_results: HashMap<Id, (Option<String>, Option<String>)>,
+    /// Every `tool/result` with a call id, in order: the first of each id decides, at the
+    /// end ([`Reducer::join_tool_results`]).
+    tool_results: Vec<ToolResult>,
     callbacks: Vec<CallbackRow>,
     /// For each callback, the turns it blocks (opening turn first, then ancestors).
     callback_blocks: Vec<Vec<usize>>,
@@ -356,9 +366,10 @@ fn error_fields(e: Option<Raw>) -> ErrorFields {
     }
 }
 
-/// A top-level string member of a payload.
-fn str_field(data: &str, key: &str) -> Option<String> {
-    payload::get(data, key).and_then(Raw::string)
+/// The payload members `keys` of an event (one of [`payload::keys`]' lists, the one for its
+/// kind), through the event's index.
+fn members<'a, const N: usize>(ev: &'a Event, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
+    ev.index.members(&ev.data, keys)
 }
 
 impl Reducer {
@@ -382,7 +393,7 @@ impl Reducer {
             last_root_end: None,
             errors: Vec::new(),
             tool_calls: Vec::new(),
-            tool_results: HashMap::default(),
+            tool_results: Vec::new(),
             callbacks: Vec::new(),
             callback_blocks: Vec::new(),
             open_callbacks_by_id: HashMap::default(),
@@ -416,6 +427,12 @@ impl Reducer {
                 return self.last_turn;
             }
         }
+        self.find_or_add_turn(session_id, turn_id, seq)
+    }
+
+    /// [`Reducer::turn_id`] of a turn other than the last event's.
+    #[inline(never)]
+    fn find_or_add_turn(&mut self, session_id: &Id, turn_id: &Id, seq: u64) -> usize {
         let (session, turn) = (session_id.as_str(), turn_id.as_str());
         if let Some(i) = self.lookup_turn(session, turn) {
             self.last_turn = i;
@@ -444,10 +461,16 @@ impl Reducer {
             pending_model_errors: Vec::new(),
             model_errors: Vec::new(),
         });
-        self.turn_index
-            .entry(session.to_string())
-            .or_default()
-            .insert(turn.to_string(), i);
+        match self.turn_index.get_mut(session) {
+            Some(turns) => {
+                turns.insert(turn.to_string(), i);
+            }
+            None => {
+                let mut turns = HashMap::default();
+                turns.insert(turn.to_string(), i);
+                self.turn_index.insert(session.to_string(), turns);
+            }
+        }
         // A turn first named after a session/start named it as its spawner: the callbacks
         // already open in that subtree block it too (SEMANTICS.md §3).
         if self
@@ -590,7 +613,11 @@ impl Reducer {
             }
         }
 
-        let kind = Kind::of(&ev.kind);
+        debug_assert!(
+            ev.index == PayloadIndex::NONE || ev.index == PayloadIndex::of(&ev.kind, &ev.data),
+            "the payload index of seq {seq} is not that of its type and data (changed after?)"
+        );
+        let kind = ev.index.kind(&ev.kind);
         let mut applied = Applied {
             cursor: seq,
             turn: None,
@@ -606,8 +633,54 @@ impl Reducer {
         };
         applied.turn = turn_idx.map(TurnId);
 
-        // Interval boundaries and counts.
-        // Only receipts and turn ends ask (compared once, not for every delta).
+        // Deltas, most events, touch only their turn and the current run attempt: no
+        // interval boundary or count, no payload but the text's length.
+        if let Kind::TextDelta | Kind::ReasoningDelta = kind {
+            // What `track_run` does for a delta: count it on the current attempt.
+            if let Some(i) = self.current_run {
+                let row = &mut self.runs[i];
+                if kind == Kind::TextDelta {
+                    row.assistant_deltas += 1;
+                } else {
+                    row.reasoning_deltas += 1;
+                }
+                self.run_track[i].last_was_delta = true;
+            }
+            if let (Kind::TextDelta, Some(t)) = (kind, turn_idx) {
+                self.text_delta(ev, t);
+            }
+            return Some(applied);
+        }
+        self.apply_other(ev, kind, turn_idx, &mut applied);
+        Some(applied)
+    }
+
+    fn text_delta(&mut self, ev: &Event, t: usize) {
+        let ts = &mut self.turns[t];
+        if ts.end.is_none() {
+            if let Some(n) = ev.index.text_chars(&ev.data) {
+                ts.delta_chars += n;
+                if self.keep_detail {
+                    let [text] = members(ev, keys::DELTA);
+                    let text = text.and_then(Raw::as_str);
+                    ts.delta_text.push_str(&text.unwrap_or_default());
+                }
+            }
+        }
+    }
+
+    /// [`Reducer::apply`] of an event that is not a delta.
+    #[inline(never)]
+    fn apply_other(
+        &mut self,
+        ev: &Event,
+        kind: Kind,
+        turn_idx: Option<usize>,
+        applied: &mut Applied,
+    ) {
+        let seq = ev.seq;
+        // Interval boundaries and counts. Only receipts and turn ends ask whether the
+        // event is the root session's.
         let is_root_session =
             matches!(kind, Kind::InboxReceipt | Kind::TurnEnd) && ev.session == self.root;
         let mut boundary = false;
@@ -622,7 +695,7 @@ impl Reducer {
                     status: "unsettled",
                     finish_reason: None,
                     protocol_error: None,
-                    message_id: str_field(&ev.data, "message_id"),
+                    message_id: members(ev, keys::RECEIPT)[0].and_then(Raw::string),
                     joined_messages: 0,
                     turns: 0,
                     model_calls: 0,
@@ -683,14 +756,15 @@ impl Reducer {
 
         match kind {
             Kind::SessionStart => {
-                let [parent, parent_turn] = payload::fields(&ev.data, ["parent", "parent_turn"]);
+                let [parent, parent_turn] = members(ev, keys::SESSION_START);
                 let info = self.sessions.entry(ev.session.to_string()).or_default();
                 info.parent = parent.and_then(Raw::string);
                 info.parent_turn = parent_turn.and_then(Raw::string);
                 self.relink_open_callbacks();
             }
             Kind::SessionEnd => {
-                let status = payload::get(&ev.data, "status").and_then(Raw::as_str);
+                let [status] = members(ev, keys::SESSION_END);
+                let status = status.and_then(Raw::as_str);
                 if status.as_deref() == Some("cancelled") {
                     let info = self.sessions.entry(ev.session.to_string()).or_default();
                     info.cancelled_at.get_or_insert(seq);
@@ -707,24 +781,8 @@ impl Reducer {
                     }
                 }
             }
-            Kind::TextDelta => {
-                if let Some(t) = turn_idx {
-                    let ts = &mut self.turns[t];
-                    if ts.end.is_none() {
-                        if let Some(n) = payload::member_chars(&ev.data, "text") {
-                            ts.delta_chars += n;
-                            if self.keep_detail {
-                                let text = payload::get(&ev.data, "text").and_then(Raw::as_str);
-                                ts.delta_text.push_str(&text.unwrap_or_default());
-                            }
-                        }
-                    }
-                }
-            }
             Kind::ModelEnd => {
-                let [usage, error] = payload::fields(&ev.data, ["usage", "error"]);
-                let [input, output] =
-                    usage.map_or([None; 2], |u| u.fields(["input_tokens", "output_tokens"]));
+                let [_, error, input, output] = members(ev, keys::MODEL_END);
                 let input = input.and_then(Raw::as_i64).unwrap_or(0);
                 let output = output.and_then(Raw::as_i64).unwrap_or(0);
                 if let Some(k) = self.open_interval {
@@ -760,8 +818,7 @@ impl Reducer {
             }
             Kind::TurnEnd => self.turn_end(ev, turn_idx, is_root_session),
             Kind::ToolCall => {
-                let [call_id, name, arguments] =
-                    payload::fields(&ev.data, ["call_id", "name", "arguments"]);
+                let [call_id, name, arguments] = members(ev, keys::TOOL_CALL);
                 let i = self.tool_calls.len();
                 self.tool_calls.push(ToolCallRow {
                     root: self.root.clone(),
@@ -781,21 +838,17 @@ impl Reducer {
                 }
             }
             Kind::ToolResult => {
-                let [id, status, detail] =
-                    payload::fields(&ev.data, ["call_id", "status", "detail"]);
-                if let Some(id) = id.and_then(Raw::as_str) {
-                    // The first result of a call decides.
-                    if !self.tool_results.contains_key(id.as_ref()) {
-                        self.tool_results.insert(
-                            Id::from(id.as_ref()),
-                            (status.and_then(Raw::string), detail.and_then(Raw::string)),
-                        );
-                    }
+                let [id, status, detail] = members(ev, keys::TOOL_RESULT);
+                if let Some(call_id) = id.and_then(Raw::string) {
+                    self.tool_results.push(ToolResult {
+                        call_id,
+                        status: status.and_then(Raw::string),
+                        detail: detail.and_then(Raw::string),
+                    });
                 }
             }
             Kind::CallbackOpen => {
-                let [id, cb_kind, title] =
-                    payload::fields(&ev.data, ["callback_id", "kind", "title"]);
+                let [id, cb_kind, title] = members(ev, keys::CALLBACK_OPEN);
                 let i = self.callbacks.len();
                 let id = id.and_then(Raw::string);
                 self.callbacks.push(CallbackRow {
@@ -822,7 +875,8 @@ impl Reducer {
                 }
             }
             Kind::CallbackAnswer => {
-                let id = payload::get(&ev.data, "callback_id").and_then(Raw::as_str);
+                let [id] = members(ev, keys::CALLBACK_ANSWER);
+                let id = id.and_then(Raw::as_str);
                 if let Some(id) = id {
                     let open = self.open_callbacks_by_id.get(id.as_ref());
                     if let Some(&cb) = open.and_then(|v| v.first()) {
@@ -831,18 +885,16 @@ impl Reducer {
                 }
             }
             Kind::RunFailed => {
-                let e = payload::get(&ev.data, "error");
+                let [_, _, _, e] = members(ev, keys::RUN_SETTLED);
                 self.record_error(ev, "run", e);
             }
             _ => {}
         }
-        Some(applied)
     }
 
     fn turn_end(&mut self, ev: &Event, turn_idx: Option<usize>, is_root_session: bool) {
         let seq = ev.seq;
-        let [reason, text, output, output_error] =
-            payload::fields(&ev.data, ["reason", "text", "output", "output_error"]);
+        let [reason, text, output, output_error] = members(ev, keys::TURN_END);
         let [kind, cause, inner_reason, error] = reason.map_or([None; 4], |r| {
             r.fields(["kind", "cause", "reason", "error"])
         });
@@ -851,7 +903,7 @@ impl Reducer {
             self.last_root_end = Some((seq, kind.clone()));
         }
         let class = kind.as_deref().map(end_class);
-        let text_len = text.and_then(Raw::char_len);
+        let text_len = ev.index.text_chars(&ev.data);
         let text = if self.keep_detail {
             text.and_then(Raw::string)
         } else {
@@ -945,7 +997,7 @@ impl Reducer {
     fn track_run(&mut self, ev: &Event, kind: Kind) {
         match kind {
             Kind::RunStarted => {
-                let [run_id, attempt] = payload::fields(&ev.data, ["run_id", "attempt"]);
+                let [run_id, attempt] = members(ev, keys::RUN_STARTED);
                 let run_id = run_id.and_then(Raw::string);
                 let attempt = attempt.and_then(Raw::as_i64);
                 self.runs.push(RunRow {
@@ -976,8 +1028,7 @@ impl Reducer {
                 if let Some(c) = self.current_run {
                     self.run_track[c].last_was_delta = false;
                 }
-                let [run_id, attempt, output, error] =
-                    payload::fields(&ev.data, ["run_id", "attempt", "output", "error"]);
+                let [run_id, attempt, output, error] = members(ev, keys::RUN_SETTLED);
                 let run_id = run_id.and_then(Raw::as_str);
                 let attempt = attempt.and_then(Raw::as_i64);
                 let found = (0..self.runs.len()).rev().find(|&i| {
@@ -1225,19 +1276,34 @@ impl Reducer {
         }
     }
 
-    /// Each tool call's status and detail: those of its first result.
+    /// Each tool call's status and detail: those of the first result with its call id.
     fn join_tool_results(&self, tool_calls: &mut [ToolCallRow]) {
-        if self.tool_results.is_empty() {
+        let results = &self.tool_results;
+        if results.is_empty() {
             return;
         }
+        let set = |tc: &mut ToolCallRow, r: &ToolResult| {
+            tc.status = r.status.clone();
+            tc.detail = r.detail.clone();
+        };
+        // A few results (most agents): looked through, no map to build.
+        if results.len() <= 8 {
+            for tc in tool_calls {
+                let id = tc.call_id.as_deref();
+                if let Some(r) = results.iter().find(|r| Some(r.call_id.as_str()) == id) {
+                    set(tc, r);
+                }
+            }
+            return;
+        }
+        let mut first: HashMap<&str, &ToolResult> = HashMap::default();
+        first.reserve(results.len());
+        for r in results {
+            first.entry(&r.call_id).or_insert(r);
+        }
         for tc in tool_calls {
-            if let Some((status, detail)) = tc
-                .call_id
-                .as_deref()
-                .and_then(|id| self.tool_results.get(id))
-            {
-                tc.status = status.clone();
-                tc.detail = detail.clone();
+            if let Some(r) = tc.call_id.as_deref().and_then(|id| first.get(id)) {
+                set(tc, r);
             }
         }
     }

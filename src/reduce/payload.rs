@@ -16,6 +16,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
+
+use crate::event::Kind;
 use serde_json::Value;
 
 /// The raw JSON text of one member's value (no surrounding whitespace).
@@ -35,7 +37,7 @@ impl<'a> Raw<'a> {
             return None;
         }
         let inner = &t[1..t.len() - 1];
-        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        if !has_backslash(inner.as_bytes()) {
             return Some(Cow::Borrowed(inner));
         }
         serde_json::from_str::<String>(t).ok().map(Cow::Owned)
@@ -66,8 +68,11 @@ impl<'a> Raw<'a> {
         let b = self.0.as_bytes();
         let digits = b.strip_prefix(b"-").unwrap_or(b);
         if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
-            // A plain integer that fits: read it here.
-            return self.0.parse().ok();
+            // A plain integer that fits (18 digits): read it here.
+            let v = digits
+                .iter()
+                .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
+            return Some(if digits.len() < b.len() { -v } else { v });
         }
         if !matches!(b.first(), Some(b'-' | b'0'..=b'9')) {
             return None;
@@ -124,16 +129,198 @@ impl<'a> Raw<'a> {
 /// for a key that is absent, or for all keys when `data` is not an object).
 pub fn fields<'a, const N: usize>(data: &'a str, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
     let mut out = [None; N];
-    if walk(data, &keys, &mut out).is_none() {
-        out = [None; N];
+    fields_into(data, &keys, &mut out);
+    out
+}
+
+/// [`fields`] into `out` (as long as `keys`).
+fn fields_into<'a>(data: &'a str, keys: &[&str], out: &mut [Option<Raw<'a>>]) {
+    if walk(data, keys, out).is_none() {
+        out.fill(None);
         // serde_json decides: escaped keys, or text this walker does not expect.
         if let Ok(map) = serde_json::from_str::<BTreeMap<Cow<'a, str>, &'a RawValue>>(data) {
             for (slot, key) in out.iter_mut().zip(keys) {
-                *slot = map.get(key).map(|v| Raw(v.get()));
+                *slot = map.get(*key).map(|v| Raw(v.get()));
             }
         }
     }
-    out
+}
+
+/// The payload members the reducer reads, per kind of event, in the order it reads them
+/// ([`wanted`] says which list a kind's [`PayloadIndex`] holds). `a.b` is member `b` of
+/// the object member `a`, which comes earlier in the list.
+pub mod keys {
+    pub const RECEIPT: [&str; 1] = ["message_id"];
+    pub const SESSION_START: [&str; 2] = ["parent", "parent_turn"];
+    pub const SESSION_END: [&str; 1] = ["status"];
+    pub const DELTA: [&str; 1] = ["text"];
+    pub const MODEL_END: [&str; 4] = [
+        "usage",
+        "error",
+        "usage.input_tokens",
+        "usage.output_tokens",
+    ];
+    pub const TURN_END: [&str; 4] = ["reason", "text", "output", "output_error"];
+    pub const TOOL_CALL: [&str; 3] = ["call_id", "name", "arguments"];
+    pub const TOOL_RESULT: [&str; 3] = ["call_id", "status", "detail"];
+    pub const CALLBACK_OPEN: [&str; 3] = ["callback_id", "kind", "title"];
+    pub const CALLBACK_ANSWER: [&str; 1] = ["callback_id"];
+    pub const RUN_STARTED: [&str; 2] = ["run_id", "attempt"];
+    pub const RUN_SETTLED: [&str; 4] = ["run_id", "attempt", "output", "error"];
+}
+
+/// The members of [`keys`] the reducer reads of an event of `kind`.
+pub fn wanted(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::InboxReceipt => &keys::RECEIPT,
+        Kind::SessionStart => &keys::SESSION_START,
+        Kind::SessionEnd => &keys::SESSION_END,
+        Kind::TextDelta => &keys::DELTA,
+        Kind::ModelEnd => &keys::MODEL_END,
+        Kind::TurnEnd => &keys::TURN_END,
+        Kind::ToolCall => &keys::TOOL_CALL,
+        Kind::ToolResult => &keys::TOOL_RESULT,
+        Kind::CallbackOpen => &keys::CALLBACK_OPEN,
+        Kind::CallbackAnswer => &keys::CALLBACK_ANSWER,
+        Kind::RunStarted => &keys::RUN_STARTED,
+        Kind::RunCompleted | Kind::RunFailed | Kind::RunCancelled => &keys::RUN_SETTLED,
+        _ => &[],
+    }
+}
+
+/// Where the payload members the reducer reads sit in an event's `data`, and the length
+/// of its `text`: found once, when the event is decoded, so that reducing it (in ingest,
+/// again in `runlog replay`, in a benchmark) does not walk the JSON text again.
+///
+/// Built from [`fields`]' own answers, so reading through the index gives exactly the
+/// answers of reading `data`. [`PayloadIndex::NONE`] (a payload over 64 KiB, an event made
+/// without one) reads `data` each time. An index belongs to the `type` and `data` it was
+/// built from: an event whose `data` changes needs a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PayloadIndex {
+    /// Start and end in `data` of each member of [`wanted`]`(kind)`; `(0, 0)` when absent
+    /// (a value never starts at 0: `data` starts with `{`).
+    spans: [(u16, u16); 4],
+    /// Characters of the `text` member, when [`TEXT_STRING`] says it is a string.
+    text_chars: u16,
+    kind: Kind,
+    flags: u8,
+}
+
+/// [`PayloadIndex::flags`]: the index was built (else every read walks `data`).
+const INDEXED: u8 = 1;
+/// [`PayloadIndex::flags`]: the wanted members include `text`, and it is a string.
+const TEXT_STRING: u8 = 2;
+
+impl PayloadIndex {
+    /// No index: every read walks `data`.
+    pub const NONE: PayloadIndex = PayloadIndex {
+        spans: [(0, 0); 4],
+        text_chars: 0,
+        kind: Kind::Other,
+        flags: 0,
+    };
+
+    /// The index of an event of type `kind` whose payload is `data`.
+    pub fn of(kind: &str, data: &str) -> PayloadIndex {
+        if data.len() > usize::from(u16::MAX) {
+            return PayloadIndex::NONE;
+        }
+        let kind = Kind::of(kind);
+        let mut ix = PayloadIndex {
+            kind,
+            flags: INDEXED,
+            ..PayloadIndex::NONE
+        };
+        let b = data.as_bytes();
+        // Nearly every delta is `{"text":"..."}`: its span and length in one pass.
+        if kind == Kind::TextDelta && b.starts_with(b"{\"text\":\"") {
+            if let Some((end, n)) = scan_chars(b, 9) {
+                if &b[end + 1..] == b"}" {
+                    ix.spans[0] = (8, end as u16 + 1);
+                    ix.text_chars = n as u16;
+                    ix.flags |= TEXT_STRING;
+                    return ix;
+                }
+            }
+        }
+        let keys = wanted(kind);
+        let mut found = [None; 4];
+        resolve(data, keys, &mut found[..keys.len()]);
+        for (span, raw) in ix.spans.iter_mut().zip(found) {
+            if let Some(Raw(v)) = raw {
+                // A member's text lies within `data` (serde_json's too: it borrows).
+                let start = v.as_ptr() as usize - data.as_ptr() as usize;
+                *span = (start as u16, (start + v.len()) as u16);
+            }
+        }
+        if let Some(i) = keys.iter().position(|&k| k == "text") {
+            if let Some(n) = found[i].and_then(Raw::char_len) {
+                ix.text_chars = n as u16;
+                ix.flags |= TEXT_STRING;
+            }
+        }
+        ix
+    }
+
+    /// The event's kind (`kind` is its type, read when there is no index).
+    #[inline]
+    pub fn kind(&self, kind: &str) -> Kind {
+        if self.flags & INDEXED != 0 {
+            self.kind
+        } else {
+            Kind::of(kind)
+        }
+    }
+
+    /// The members `keys` of `data` (as [`fields`] reads them, and `a.b` as `b` of `a`).
+    /// `keys` is the kind's list in [`keys`], or the start of it.
+    #[inline]
+    pub fn members<'a, const N: usize>(
+        &self,
+        data: &'a str,
+        keys: [&str; N],
+    ) -> [Option<Raw<'a>>; N] {
+        if self.flags & INDEXED == 0 {
+            let mut out = [None; N];
+            resolve(data, &keys, &mut out);
+            return out;
+        }
+        debug_assert!(
+            wanted(self.kind).starts_with(&keys),
+            "{keys:?} are not what {:?} indexes",
+            self.kind
+        );
+        let mut out = [None; N];
+        for (slot, &(start, end)) in out.iter_mut().zip(&self.spans) {
+            if end != 0 {
+                *slot = data.get(usize::from(start)..usize::from(end)).map(Raw);
+            }
+        }
+        out
+    }
+
+    /// The length in characters of the string member `text` of `data`:
+    /// [`member_chars`]`(data, "text")`, for a kind whose list holds `text`.
+    #[inline]
+    pub fn text_chars(&self, data: &str) -> Option<i64> {
+        if self.flags & INDEXED == 0 {
+            return member_chars(data, "text");
+        }
+        (self.flags & TEXT_STRING != 0).then_some(i64::from(self.text_chars))
+    }
+}
+
+/// The members `keys` (a list of [`keys`]: top-level names, then `a.b` names) of `data`,
+/// into `out`.
+fn resolve<'a>(data: &'a str, keys: &[&str], out: &mut [Option<Raw<'a>>]) {
+    let top = keys.iter().take_while(|k| !k.contains('.')).count();
+    fields_into(data, &keys[..top], &mut out[..top]);
+    for i in top..keys.len() {
+        let (parent, child) = keys[i].split_once('.').expect("a nested key");
+        let p = keys[..top].iter().position(|&k| k == parent);
+        out[i] = p.and_then(|p| out[p]).and_then(|v| v.get(child));
+    }
 }
 
 /// The length in characters of the string member `key` of `data` (see [`Raw::char_len`]).
@@ -220,6 +407,27 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 fn bytes_equal(w: u64, c: u8) -> u64 {
     let x = w ^ (LO * u64::from(c));
     x.wrapping_sub(LO) & !x & HI
+}
+
+/// Whether `b` holds a backslash: eight bytes at a time, inline (a library search's setup costs
+/// more than the short strings of a payload).
+#[inline]
+fn has_backslash(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        if bytes_equal(word(b, i), b'\\') != 0 {
+            return true;
+        }
+        i += 8;
+    }
+    // The last, partial word: its bytes one by one (`contains` calls a library search,
+    // whose setup costs more here).
+    for &c in &b[i..] {
+        if c == b'\\' {
+            return true;
+        }
+    }
+    false
 }
 
 /// The eight bytes at `b[i..i + 8]` as one little-endian word.
@@ -312,11 +520,7 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Walks the top-level members of `data`; `None` when it meets what it leaves to serde_json.
-fn walk<'a, const N: usize>(
-    data: &'a str,
-    keys: &[&str; N],
-    out: &mut [Option<Raw<'a>>; N],
-) -> Option<()> {
+fn walk<'a>(data: &'a str, keys: &[&str], out: &mut [Option<Raw<'a>>]) -> Option<()> {
     let b = data.as_bytes();
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
@@ -409,6 +613,7 @@ mod tests {
                     assert_eq!(quote_or_backslash(b, i), naive(b"\"\\"), "{b:?} {i}");
                     assert_eq!(structural(b, i), naive(b"\"{}[]"), "{b:?} {i}");
                 }
+                assert_eq!(has_backslash(b), b.contains(&b'\\'), "{b:?}");
             }
         }
     }
@@ -444,6 +649,19 @@ mod tests {
         assert!(matches!(p.unwrap().as_str(), Some(Cow::Borrowed("plain"))));
         assert_eq!(i.unwrap().as_i64(), Some(42));
         assert_eq!(neg.unwrap().as_i64(), Some(-3));
+        for n in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "999999999999999999",
+            "-999999999999999999",
+        ] {
+            assert_eq!(Raw(n).as_i64(), Some(n.parse().unwrap()), "{n}");
+        }
+        assert_eq!(Raw("-").as_i64(), None);
+        assert_eq!(Raw("1-2").as_i64(), None);
+        assert_eq!(Raw("9999999999999999999").as_i64(), None);
         assert_eq!(f.unwrap().as_i64(), Some(7));
         assert_eq!(ff.unwrap().as_i64(), None);
         assert_eq!(big.unwrap().as_i64(), None);
@@ -504,5 +722,106 @@ mod tests {
         assert_eq!(member_chars(r#"{"text":5}"#, "text"), None);
         assert_eq!(member_chars(r#"{"other":"x"}"#, "text"), None);
         assert_eq!(member_chars(r#"{"text":"x"#, "text"), None);
+    }
+
+    /// [`PayloadIndex::members`] of all of `keys` (one of [`keys`]' lists).
+    fn read_all<'a>(ix: &PayloadIndex, data: &'a str, keys: &[&str]) -> Vec<Option<Raw<'a>>> {
+        match *keys {
+            [] => vec![],
+            [a] => ix.members(data, [a]).to_vec(),
+            [a, b] => ix.members(data, [a, b]).to_vec(),
+            [a, b, c] => ix.members(data, [a, b, c]).to_vec(),
+            [a, b, c, d] => ix.members(data, [a, b, c, d]).to_vec(),
+            _ => unreachable!("at most four keys"),
+        }
+    }
+
+    /// Every wanted member of every kind, read through an index, is what reading `data`
+    /// gives; so is the `text` length. Payloads with escaped and duplicate keys, odd
+    /// spacing, members of every type, malformed text and one too long to index.
+    #[test]
+    fn an_index_reads_what_the_payload_says() {
+        let long = format!(r#"{{"text":"{}","call_id":"c"}}"#, "x".repeat(70_000));
+        let mut cases: Vec<String> = [
+            r#"{}"#,
+            r#"  { }  "#,
+            r#"{"text":"hello"}"#,
+            r#"{"text":"h\"é\\llo"}"#,
+            r#"{"text":"\ud83d\ude00"}"#,
+            r#"{"text":5}"#,
+            r#"{"text":"first","text":"second"}"#,
+            r#"{ "text" : "spaced" , "x":[1,{"text":"inner"}] }"#,
+            r#"{"te\u0078t":"escaped key","call_id":"c1"}"#,
+            r#"{"usage":{"input_tokens":5,"output_tokens":7},"error":{"code":"x"}}"#,
+            r#"{"usage":{"output_tokens":7,"x":[],"input_tokens":5,"input_tokens":6}}"#,
+            r#"{"usage":5,"usage.input_tokens":3}"#,
+            r#"{"usage":{"input_tokens":"5"},"usage":{"output_tokens":1.0}}"#,
+            r#"{"reason":{"kind":"end_turn"},"text":"done ü","output":{"a":[1]},"output_error":null}"#,
+            r#"{"call_id":"c1","name":"grep","arguments":{"q":"}\""},"status":"ok","detail":"d"}"#,
+            r#"{"callback_id":"cb","kind":"approval","title":"T","callback_id":"cb2"}"#,
+            r#"{"run_id":"r","attempt":2,"output":{"status":"done"},"error":null}"#,
+            r#"{"message_id":"m","parent":null,"parent_turn":"t","status":"cancelled"}"#,
+            r#"{"text":"unterminated}"#,
+            r#"{"a":1,}"#,
+            r#"[1,2]"#,
+        ]
+        .map(String::from)
+        .to_vec();
+        cases.push(long);
+        let kinds = [
+            "inbox/receipt",
+            "session/start",
+            "session/end",
+            "text/delta",
+            "model/end",
+            "turn/end",
+            "tool/call",
+            "tool/result",
+            "callback/open",
+            "callback/answer",
+            "run.started",
+            "run.completed",
+            "run.failed",
+            "run.cancelled",
+            "log",
+            "x/unlisted",
+        ];
+        for data in &cases {
+            for kind in kinds {
+                let ix = PayloadIndex::of(kind, data);
+                let k = Kind::of(kind);
+                assert_eq!(ix.kind(kind), k);
+                let keys = wanted(k);
+                let got = read_all(&ix, data, keys);
+                for (i, key) in keys.iter().enumerate() {
+                    let want = match key.split_once('.') {
+                        Some((a, b)) => get(data, a).and_then(|v| v.get(b)),
+                        None => get(data, key),
+                    };
+                    assert_eq!(got[i], want, "{kind} {data} / {key}");
+                }
+                if keys.contains(&"text") {
+                    assert_eq!(
+                        ix.text_chars(data),
+                        member_chars(data, "text"),
+                        "{kind} {data}"
+                    );
+                }
+                // Without an index, the same answers.
+                let none = PayloadIndex::NONE;
+                assert_eq!(none.kind(kind), k);
+                assert_eq!(none.text_chars(data), member_chars(data, "text"));
+                assert_eq!(read_all(&none, data, keys), got);
+            }
+        }
+        // The index is used: a long payload has none, a short one has one.
+        assert_eq!(
+            PayloadIndex::of("tool/call", &cases[cases.len() - 1]),
+            PayloadIndex::NONE
+        );
+        assert_ne!(
+            PayloadIndex::of("tool/call", &cases[11]),
+            PayloadIndex::NONE
+        );
     }
 }
