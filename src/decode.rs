@@ -143,7 +143,7 @@ impl Envelope<'_> {
             data: self.data.to_string(),
             file: 0,
             line: 0,
-            index: PayloadIndex::of(self.kind, self.data),
+            index: PayloadIndex::of_members(self.kind, self.data, &self.members),
         }
     }
 }

@@ -745,7 +745,7 @@ impl Ids {
             data: env.data.to_string(),
             file,
             line,
-            index: PayloadIndex::of(env.kind, env.data),
+            index: PayloadIndex::of_members(env.kind, env.data, &env.members),
         }
     }
 

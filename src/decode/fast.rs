@@ -9,6 +9,8 @@
 //! its reasons. So the fast path can change speed, never outcomes; the fuzz target
 //! `decode_line` checks that whatever it accepts, the general decoder accepts the same.
 
+use crate::reduce::payload::Members;
+
 /// An event's envelope as the fast path reads it: the line's own text, borrowed, so that
 /// the reader decides how ids become [`crate::event::Id`]s (shared, one per distinct text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +23,8 @@ pub struct Envelope<'a> {
     pub kind: &'a str,
     /// `{}` when absent or null.
     pub data: &'a str,
+    /// The top-level members of `data`, met while checking it.
+    pub members: Members,
 }
 
 /// Parses a line in the common shape, or `None`.
@@ -41,6 +45,7 @@ pub fn parse_common(line: &str) -> Option<Envelope<'_>> {
     // Some(None) is an explicit `null`.
     let mut turn: Option<Option<&str>> = None;
     let mut data: Option<&str> = None;
+    let mut members = Members::EMPTY;
     s.ws();
     if s.peek()? == b'}' {
         return None; // no fields: missing `seq`
@@ -88,7 +93,7 @@ pub fn parse_common(line: &str) -> Option<Envelope<'_>> {
                     }
                     b'{' => {
                         let start = s.i;
-                        s.value(1)?;
+                        s.object(start, &mut members)?;
                         // The span starts and ends at ASCII bytes: char boundaries.
                         line.get(start..s.i)?
                     }
@@ -116,6 +121,7 @@ pub fn parse_common(line: &str) -> Option<Envelope<'_>> {
         turn: turn.flatten(),
         kind: kind?,
         data: data.unwrap_or("{}"),
+        members,
     })
 }
 
@@ -269,6 +275,37 @@ impl<'a> Scan<'a> {
             return None;
         }
         (self.i - start <= FAST_NUMBER).then_some(())
+    }
+
+    /// The `data` object (at nesting level 1, as [`Scan::value`] reads it), validated, with
+    /// its top-level members listed in `members` as offsets from `base`, where it starts.
+    fn object(&mut self, base: usize, members: &mut Members) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key_start = self.i + 1;
+            self.string()?;
+            let key_end = self.i - 1;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            let value_start = self.i;
+            self.value(2)?;
+            members.push(
+                (key_start - base, key_end - base),
+                (value_start - base, self.i - base),
+            );
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
     }
 
     /// Any value, validated, at nesting level `depth` (the line's object is level 1).

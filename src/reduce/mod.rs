@@ -319,6 +319,7 @@ pub struct Reducer {
     sessions: HashMap<String, SessionInfo>,
     turns: Vec<TurnState>,
     /// session → turn → index into `turns` (looked up without allocating).
+    /// Kept only past [`TURNS_LOOKED_THROUGH`] turns; fewer are looked through.
     turn_index: HashMap<String, HashMap<String, usize>>,
     /// The turn [`Reducer::turn_id`] found last.
     last_turn: usize,
@@ -341,6 +342,45 @@ pub struct Reducer {
     stray_idles: i64,
     seq_gaps: i64,
 }
+
+/// For each tool call, the index of the first result with its call id.
+fn first_results(results: &[ToolResult], tool_calls: &[ToolCallRow]) -> Vec<Option<usize>> {
+    if results.is_empty() {
+        return vec![None; tool_calls.len()];
+    }
+    // A few results (most agents): looked through, no map to build.
+    if results.len() <= 8 {
+        return tool_calls
+            .iter()
+            .map(|tc| {
+                let id = tc.call_id.as_deref()?;
+                results.iter().position(|r| r.call_id == id)
+            })
+            .collect();
+    }
+    let mut first: HashMap<&str, usize> = HashMap::default();
+    first.reserve(results.len());
+    for (i, r) in results.iter().enumerate() {
+        first.entry(&r.call_id).or_insert(i);
+    }
+    tool_calls
+        .iter()
+        .map(|tc| first.get(tc.call_id.as_deref()?).copied())
+        .collect()
+}
+
+/// Gives an empty table room for `n` rows at its first row: agents that have one such row
+/// mostly have several, and growing 4 → 8 → 16 copied the rows twice.
+#[inline]
+fn room<T>(v: &mut Vec<T>, n: usize) {
+    if v.capacity() == 0 {
+        v.reserve_exact(n);
+    }
+}
+
+/// Up to this many turns, an agent's turns are found by looking through them: cheaper than
+/// keeping a map for the few most agents have.
+const TURNS_LOOKED_THROUGH: usize = 16;
 
 /// The fields of a recorded Error shape.
 struct ErrorFields {
@@ -461,14 +501,21 @@ impl Reducer {
             pending_model_errors: Vec::new(),
             model_errors: Vec::new(),
         });
-        match self.turn_index.get_mut(session) {
-            Some(turns) => {
-                turns.insert(turn.to_string(), i);
-            }
-            None => {
-                let mut turns = HashMap::default();
-                turns.insert(turn.to_string(), i);
-                self.turn_index.insert(session.to_string(), turns);
+        if self.turns.len() > TURNS_LOOKED_THROUGH {
+            // Index every turn the first time, then each new one.
+            let first = if self.turn_index.is_empty() { 0 } else { i };
+            for t in first..=i {
+                let (session, turn) = (&self.turns[t].session, &self.turns[t].turn);
+                match self.turn_index.get_mut(session.as_str()) {
+                    Some(turns) => {
+                        turns.insert(turn.to_string(), t);
+                    }
+                    None => {
+                        let mut turns = HashMap::default();
+                        turns.insert(turn.to_string(), t);
+                        self.turn_index.insert(session.to_string(), turns);
+                    }
+                }
             }
         }
         // A turn first named after a session/start named it as its spawner: the callbacks
@@ -506,6 +553,13 @@ impl Reducer {
     }
 
     fn lookup_turn(&self, session: &str, turn: &str) -> Option<usize> {
+        if self.turns.len() <= TURNS_LOOKED_THROUGH {
+            // Each (session, turn) has one TurnState.
+            return self
+                .turns
+                .iter()
+                .position(|t| t.turn.as_str() == turn && t.session.as_str() == session);
+        }
         self.turn_index.get(session)?.get(turn).copied()
     }
 
@@ -752,7 +806,14 @@ impl Reducer {
         }
 
         // Run attempts: count the event on the attempt it falls in.
-        self.track_run(ev, kind);
+        if self.current_run.is_some()
+            || matches!(
+                kind,
+                Kind::RunStarted | Kind::RunCompleted | Kind::RunFailed | Kind::RunCancelled
+            )
+        {
+            self.track_run(ev, kind);
+        }
 
         match kind {
             Kind::SessionStart => {
@@ -820,6 +881,7 @@ impl Reducer {
             Kind::ToolCall => {
                 let [call_id, name, arguments] = members(ev, keys::TOOL_CALL);
                 let i = self.tool_calls.len();
+                room(&mut self.tool_calls, 16);
                 self.tool_calls.push(ToolCallRow {
                     root: self.root.clone(),
                     session: ev.session.clone(),
@@ -834,12 +896,14 @@ impl Reducer {
                     detail: None,
                 });
                 if let Some(t) = turn_idx {
+                    room(&mut self.turns[t].tool_calls, 8);
                     self.turns[t].tool_calls.push(i);
                 }
             }
             Kind::ToolResult => {
                 let [id, status, detail] = members(ev, keys::TOOL_RESULT);
                 if let Some(call_id) = id.and_then(Raw::string) {
+                    room(&mut self.tool_results, 16);
                     self.tool_results.push(ToolResult {
                         call_id,
                         status: status.and_then(Raw::string),
@@ -1262,7 +1326,7 @@ impl Reducer {
     /// the rows out instead of copying them.
     pub fn finish(mut self) -> Derived {
         let mut tool_calls = std::mem::take(&mut self.tool_calls);
-        self.join_tool_results(&mut tool_calls);
+        self.join_tool_results_by_move(&mut tool_calls);
         let mut runs = std::mem::take(&mut self.runs);
         self.mark_provisional_tails(&mut runs);
         Derived {
@@ -1278,32 +1342,33 @@ impl Reducer {
 
     /// Each tool call's status and detail: those of the first result with its call id.
     fn join_tool_results(&self, tool_calls: &mut [ToolCallRow]) {
-        let results = &self.tool_results;
-        if results.is_empty() {
-            return;
-        }
-        let set = |tc: &mut ToolCallRow, r: &ToolResult| {
-            tc.status = r.status.clone();
-            tc.detail = r.detail.clone();
-        };
-        // A few results (most agents): looked through, no map to build.
-        if results.len() <= 8 {
-            for tc in tool_calls {
-                let id = tc.call_id.as_deref();
-                if let Some(r) = results.iter().find(|r| Some(r.call_id.as_str()) == id) {
-                    set(tc, r);
-                }
+        let firsts = first_results(&self.tool_results, tool_calls);
+        for (tc, r) in tool_calls.iter_mut().zip(firsts) {
+            if let Some(r) = r.map(|r| &self.tool_results[r]) {
+                tc.status = r.status.clone();
+                tc.detail = r.detail.clone();
             }
-            return;
         }
-        let mut first: HashMap<&str, &ToolResult> = HashMap::default();
-        first.reserve(results.len());
-        for r in results {
-            first.entry(&r.call_id).or_insert(r);
+    }
+
+    /// [`Reducer::join_tool_results`], moving each result's texts to the last call that
+    /// takes them instead of copying them (at the end of the log, they are not needed).
+    fn join_tool_results_by_move(&mut self, tool_calls: &mut [ToolCallRow]) {
+        let firsts = first_results(&self.tool_results, tool_calls);
+        let mut takers = vec![0u32; self.tool_results.len()];
+        for &r in firsts.iter().flatten() {
+            takers[r] += 1;
         }
-        for tc in tool_calls {
-            if let Some(r) = tc.call_id.as_deref().and_then(|id| first.get(id)) {
-                set(tc, r);
+        for (tc, r) in tool_calls.iter_mut().zip(firsts) {
+            let Some(r) = r else { continue };
+            let result = &mut self.tool_results[r];
+            takers[r] -= 1;
+            if takers[r] == 0 {
+                tc.status = result.status.take();
+                tc.detail = result.detail.take();
+            } else {
+                tc.status = result.status.clone();
+                tc.detail = result.detail.clone();
             }
         }
     }
@@ -1337,5 +1402,153 @@ impl Reducer {
             stray_idles: self.stray_idles,
             seq_gaps: self.seq_gaps,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: u64, session: &str, turn: Option<&str>, kind: &str, data: &str) -> Event {
+        Event {
+            seq,
+            ts: seq as i64,
+            root: "r".into(),
+            session: session.into(),
+            turn: turn.map(Into::into),
+            kind: kind.into(),
+            data: data.to_string(),
+            file: 0,
+            line: seq,
+            index: PayloadIndex::of(kind, data),
+        }
+    }
+
+    /// Past 16 turns the reducer finds turns through a map, and past 8 tool results it
+    /// joins them through one: the rows are what the rules say either way. Turns in two
+    /// sessions are written to again after many others; a call's first result decides, a
+    /// result may come before its call, and two calls may share an id.
+    #[test]
+    fn many_turns_and_tool_results_are_found() {
+        let mut evs = Vec::new();
+        let mut seq = 0;
+        let mut push =
+            |evs: &mut Vec<Event>, session: &str, turn: Option<&str>, kind: &str, data: &str| {
+                seq += 1;
+                evs.push(event(seq, session, turn, kind, data));
+            };
+        push(&mut evs, "r", None, "inbox/receipt", "{}");
+        push(&mut evs, "c", None, "session/start", r#"{"parent":"r"}"#);
+        let session = |k: usize| if k % 2 == 0 { "r" } else { "c" };
+        for k in 0..40 {
+            let t = format!("t{k}");
+            push(&mut evs, session(k), Some(&t), "turn/start", "{}");
+            let text = format!(r#"{{"text":"{}"}}"#, "x".repeat(k));
+            push(&mut evs, session(k), Some(&t), "text/delta", &text);
+        }
+        for k in 0..40 {
+            let t = format!("t{k}");
+            push(
+                &mut evs,
+                session(k),
+                Some(&t),
+                "text/delta",
+                r#"{"text":"ab"}"#,
+            );
+        }
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/result",
+            r#"{"call_id":"early","status":"e"}"#,
+        );
+        for k in 0..12 {
+            let call = format!(r#"{{"call_id":"c{k}","name":"n"}}"#);
+            push(&mut evs, "r", Some("t0"), "tool/call", &call);
+            let result = format!(r#"{{"call_id":"c{k}","status":"ok{k}"}}"#);
+            push(&mut evs, "r", Some("t0"), "tool/result", &result);
+        }
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/result",
+            r#"{"call_id":"c3","status":"late"}"#,
+        );
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/call",
+            r#"{"call_id":"early","name":"n"}"#,
+        );
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/call",
+            r#"{"call_id":"dup","name":"n"}"#,
+        );
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/result",
+            r#"{"call_id":"dup","status":"d"}"#,
+        );
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/call",
+            r#"{"call_id":"dup","name":"n"}"#,
+        );
+        push(
+            &mut evs,
+            "r",
+            Some("t0"),
+            "tool/call",
+            r#"{"call_id":"none","name":"n"}"#,
+        );
+
+        for few in [false, true] {
+            // The same log cut to 8 turns and 8 results takes the paths without maps.
+            let evs: Vec<Event> = if few {
+                evs.iter()
+                    .filter(|e| {
+                        let t = e.turn.as_deref().unwrap_or("t0");
+                        t[1..].parse::<usize>().unwrap() < 8 && e.kind != "tool/call"
+                    })
+                    .cloned()
+                    .collect()
+            } else {
+                evs.clone()
+            };
+            let d = reduce_agent("r", &evs);
+            let turns = if few { 8 } else { 40 };
+            assert_eq!(d.turns.len(), turns);
+            for (k, row) in d.turns.iter().enumerate() {
+                assert_eq!(row.turn.as_str(), format!("t{k}"));
+                assert_eq!(row.session.as_str(), session(k));
+                assert_eq!(row.text_len, Some(k as i64 + 2), "t{k}");
+            }
+            if few {
+                continue;
+            }
+            let status: Vec<(String, Option<String>)> = d
+                .tool_calls
+                .iter()
+                .map(|c| (c.call_id.clone().unwrap(), c.status.clone()))
+                .collect();
+            let mut want: Vec<(String, Option<String>)> = (0..12)
+                .map(|k| (format!("c{k}"), Some(format!("ok{k}"))))
+                .collect();
+            want.push(("early".into(), Some("e".into())));
+            want.push(("dup".into(), Some("d".into())));
+            want.push(("dup".into(), Some("d".into())));
+            want.push(("none".into(), None));
+            assert_eq!(status, want);
+        }
     }
 }

@@ -31,6 +31,7 @@ impl<'a> Raw<'a> {
     }
 
     /// The value as a string, if it is one.
+    #[inline]
     pub fn as_str(self) -> Option<Cow<'a, str>> {
         let t = self.0;
         if !t.starts_with('"') || t.len() < 2 {
@@ -67,12 +68,19 @@ impl<'a> Raw<'a> {
     pub fn as_i64(self) -> Option<i64> {
         let b = self.0.as_bytes();
         let digits = b.strip_prefix(b"-").unwrap_or(b);
-        if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
-            // A plain integer that fits (18 digits): read it here.
-            let v = digits
-                .iter()
-                .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
-            return Some(if digits.len() < b.len() { -v } else { v });
+        if !digits.is_empty() && digits.len() <= 18 {
+            // A plain integer that fits (18 digits): read it here, in one pass.
+            let mut v = 0i64;
+            let mut plain = true;
+            for &d in digits {
+                plain &= d.is_ascii_digit();
+                v = v
+                    .wrapping_mul(10)
+                    .wrapping_add(i64::from(d.wrapping_sub(b'0')));
+            }
+            if plain {
+                return Some(if digits.len() < b.len() { -v } else { v });
+            }
         }
         if !matches!(b.first(), Some(b'-' | b'0'..=b'9')) {
             return None;
@@ -227,26 +235,44 @@ impl PayloadIndex {
             return PayloadIndex::NONE;
         }
         let kind = Kind::of(kind);
-        let mut ix = PayloadIndex {
-            kind,
-            flags: INDEXED,
-            ..PayloadIndex::NONE
-        };
         let b = data.as_bytes();
         // Nearly every delta is `{"text":"..."}`: its span and length in one pass.
         if kind == Kind::TextDelta && b.starts_with(b"{\"text\":\"") {
             if let Some((end, n)) = scan_chars(b, 9) {
                 if &b[end + 1..] == b"}" {
+                    let mut ix = PayloadIndex {
+                        kind,
+                        flags: INDEXED | TEXT_STRING,
+                        text_chars: n as u16,
+                        ..PayloadIndex::NONE
+                    };
                     ix.spans[0] = (8, end as u16 + 1);
-                    ix.text_chars = n as u16;
-                    ix.flags |= TEXT_STRING;
                     return ix;
                 }
             }
         }
-        let keys = wanted(kind);
-        let mut found = [None; 4];
-        resolve(data, keys, &mut found[..keys.len()]);
+        let found = wanted_members(kind, |keys, out| fields_into(data, keys, out));
+        PayloadIndex::from_found(kind, data, found)
+    }
+
+    /// [`PayloadIndex::of`], with the top-level members of `data` as the decoder met them
+    /// (when it met them all): the payload is not walked again.
+    pub fn of_members(kind: &str, data: &str, members: &Members) -> PayloadIndex {
+        if !members.complete || data.len() > usize::from(u16::MAX) {
+            return PayloadIndex::of(kind, data);
+        }
+        let kind = Kind::of(kind);
+        let found = wanted_members(kind, |keys, out| members.find(data, keys, out));
+        PayloadIndex::from_found(kind, data, found)
+    }
+
+    /// The index of the members `found` of [`wanted`]`(kind)` in `data` (at most 64 KiB).
+    fn from_found(kind: Kind, data: &str, found: [Option<Raw>; 4]) -> PayloadIndex {
+        let mut ix = PayloadIndex {
+            kind,
+            flags: INDEXED,
+            ..PayloadIndex::NONE
+        };
         for (span, raw) in ix.spans.iter_mut().zip(found) {
             if let Some(Raw(v)) = raw {
                 // A member's text lies within `data` (serde_json's too: it borrows).
@@ -254,11 +280,14 @@ impl PayloadIndex {
                 *span = (start as u16, (start + v.len()) as u16);
             }
         }
-        if let Some(i) = keys.iter().position(|&k| k == "text") {
-            if let Some(n) = found[i].and_then(Raw::char_len) {
-                ix.text_chars = n as u16;
-                ix.flags |= TEXT_STRING;
-            }
+        let text = match kind {
+            Kind::TextDelta => found[0],
+            Kind::TurnEnd => found[1],
+            _ => None,
+        };
+        if let Some(n) = text.and_then(Raw::char_len) {
+            ix.text_chars = n as u16;
+            ix.flags |= TEXT_STRING;
         }
         ix
     }
@@ -311,16 +340,110 @@ impl PayloadIndex {
     }
 }
 
+/// How many of [`wanted`]`(kind)` are top-level members (the rest are `a.b` names).
+fn top_level(kind: Kind) -> usize {
+    match kind {
+        Kind::ModelEnd => 2,
+        k => wanted(k).len(),
+    }
+}
+
+/// The members of [`wanted`]`(kind)`, the top-level ones found by `top(keys, out)`.
+#[inline]
+fn wanted_members<'a>(
+    kind: Kind,
+    top: impl Fn(&[&str], &mut [Option<Raw<'a>>]),
+) -> [Option<Raw<'a>>; 4] {
+    let keys = wanted(kind);
+    let n = top_level(kind);
+    let mut out = [None; 4];
+    top(&keys[..n], &mut out[..n]);
+    nested(keys, n, &mut out);
+    out
+}
+
+/// The `a.b` members among `keys`, from the top-level ones (the first `top`) in `out`.
+/// Consecutive names with the same `a` are read in one walk of `a`.
+fn nested(keys: &[&str], top: usize, out: &mut [Option<Raw>]) {
+    let mut i = top;
+    while i < keys.len() {
+        let (parent, _) = keys[i].split_once('.').expect("a nested key");
+        let mut children = [""; 4];
+        let mut j = i;
+        while let Some((p, child)) = keys.get(j).and_then(|k| k.split_once('.')) {
+            if p != parent || j - i == children.len() {
+                break;
+            }
+            children[j - i] = child;
+            j += 1;
+        }
+        let p = keys[..top].iter().position(|&k| k == parent);
+        match p.and_then(|p| out[p]).filter(|v| v.is_object()) {
+            Some(v) => fields_into(v.0, &children[..j - i], &mut out[i..j]),
+            None => out[i..j].fill(None),
+        }
+        i = j;
+    }
+}
+
+/// The top-level members of a payload object as the decoder met them while it checked the
+/// line: where each key and value is in `data`, in order. With them, indexing the payload
+/// ([`PayloadIndex::of_members`]) does not walk it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Members {
+    /// Key start, key end, value start, value end (offsets in `data`).
+    spans: [[u16; 4]; Members::MAX],
+    len: u8,
+    /// Every member is listed.
+    complete: bool,
+}
+
+impl Members {
+    /// Members listed at most; a payload with more is walked.
+    pub const MAX: usize = 8;
+
+    /// The members of an empty object (or of an absent payload, read as `{}`).
+    pub const EMPTY: Members = Members {
+        spans: [[0; 4]; Members::MAX],
+        len: 0,
+        complete: true,
+    };
+
+    /// Adds the member whose key's text (inside its quotes, as written) is at `key` and
+    /// whose value is at `value`, as offsets in `data`. Keys are compared as written: every
+    /// name of [`keys`] is made of `a`–`z` and `_`, which no escape stands for, so a key
+    /// written with an escape is never one of them.
+    #[inline]
+    pub fn push(&mut self, key: (usize, usize), value: (usize, usize)) {
+        let n = usize::from(self.len);
+        if n == Members::MAX || value.1 > usize::from(u16::MAX) {
+            self.complete = false;
+            return;
+        }
+        self.spans[n] = [key.0, key.1, value.0, value.1].map(|o| o as u16);
+        self.len += 1;
+    }
+
+    /// The values of `keys` (the last member of each key wins, as in [`fields`]).
+    fn find<'a>(&self, data: &'a str, keys: &[&str], out: &mut [Option<Raw<'a>>]) {
+        let b = data.as_bytes();
+        for m in &self.spans[..usize::from(self.len)] {
+            let key = &b[usize::from(m[0])..usize::from(m[1])];
+            for (slot, k) in out.iter_mut().zip(keys) {
+                if k.as_bytes() == key {
+                    *slot = data.get(usize::from(m[2])..usize::from(m[3])).map(Raw);
+                }
+            }
+        }
+    }
+}
+
 /// The members `keys` (a list of [`keys`]: top-level names, then `a.b` names) of `data`,
 /// into `out`.
 fn resolve<'a>(data: &'a str, keys: &[&str], out: &mut [Option<Raw<'a>>]) {
     let top = keys.iter().take_while(|k| !k.contains('.')).count();
     fields_into(data, &keys[..top], &mut out[..top]);
-    for i in top..keys.len() {
-        let (parent, child) = keys[i].split_once('.').expect("a nested key");
-        let p = keys[..top].iter().position(|&k| k == parent);
-        out[i] = p.and_then(|p| out[p]).and_then(|v| v.get(child));
-    }
+    nested(keys, top, out);
 }
 
 /// The length in characters of the string member `key` of `data` (see [`Raw::char_len`]).
@@ -823,5 +946,78 @@ mod tests {
             PayloadIndex::of("tool/call", &cases[11]),
             PayloadIndex::NONE
         );
+    }
+
+    /// The index built from the members the decoder met is the one built by walking the
+    /// payload: for every kind, payloads with duplicate, escaped and many keys, nesting,
+    /// spacing, and payloads the decoder leaves to serde_json (no members then).
+    #[test]
+    fn an_index_from_the_decoders_members_is_the_walked_one() {
+        let many: String = (0..12).map(|i| format!(r#""k{i}":{i},"#)).collect();
+        let cases = [
+            "{}".to_string(),
+            "null".to_string(),
+            r#"{"text":"hello"}"#.to_string(),
+            r#" { "text" : "h\"é" , "text" : "again" } "#.to_string(),
+            r#"{"te\"xt":"escaped key","text":"plain"}"#.to_string(),
+            r#"{"te\\xt":1,"call_id":"c","name":"n","arguments":{"a":[1,{"b":"}"}]}}"#.to_string(),
+            r#"{"usage":{"input_tokens":5,"output_tokens":7,"input_tokens":9},"error":null}"#
+                .to_string(),
+            r#"{"usage":{"input_tokens":5},"error":{"code":"x","details":{"http_status":429}}}"#
+                .to_string(),
+            r#"{"reason":{"kind":"completed"},"text":"done","output":[1,2],"output_error":"bad"}"#
+                .to_string(),
+            r#"{"run_id":"r1","attempt":2,"output":{"status":"ok"},"error":{"code":"e"}}"#
+                .to_string(),
+            r#"{"callback_id":"cb","kind":"approval","title":"T","x":true,"y":false}"#.to_string(),
+            format!(r#"{{{many}"call_id":"last","text":"x"}}"#),
+            format!(r#"{{"text":"{}"}}"#, "é".repeat(40_000)),
+        ];
+        let kinds = [
+            "inbox/receipt",
+            "session/start",
+            "session/end",
+            "text/delta",
+            "model/end",
+            "turn/end",
+            "tool/call",
+            "tool/result",
+            "callback/open",
+            "callback/answer",
+            "run.started",
+            "run.completed",
+            "run.failed",
+            "x/unlisted",
+        ];
+        let mut fast = 0;
+        for data in &cases {
+            for kind in kinds {
+                let line = format!(
+                    r#"{{"seq":1,"ts":"2026-01-01T00:00:00Z","root":"r","session":"s","type":"{kind}","data":{data}}}"#
+                );
+                let Some(env) = crate::decode::parse_envelope(line.as_bytes()) else {
+                    continue;
+                };
+                fast += 1;
+                assert_eq!(
+                    PayloadIndex::of_members(kind, env.data, &env.members),
+                    PayloadIndex::of(kind, env.data),
+                    "{kind} {data}"
+                );
+            }
+        }
+        assert_eq!(
+            fast,
+            cases.len() * kinds.len(),
+            "every case takes the fast path"
+        );
+        // Why keys may be compared as written (see `Members::push`).
+        for kind in kinds {
+            for key in wanted(Kind::of(kind)) {
+                assert!(key
+                    .bytes()
+                    .all(|c| c.is_ascii_lowercase() || c == b'_' || c == b'.'));
+            }
+        }
     }
 }
