@@ -480,6 +480,7 @@ impl Reducer {
         }
         self.last_turn = self.turns.len();
         let i = self.turns.len();
+        room(&mut self.turns, 8);
         self.turns.push(TurnState {
             session: session_id.clone(),
             turn: turn_id.clone(),
@@ -1354,6 +1355,9 @@ impl Reducer {
     /// [`Reducer::join_tool_results`], moving each result's texts to the last call that
     /// takes them instead of copying them (at the end of the log, they are not needed).
     fn join_tool_results_by_move(&mut self, tool_calls: &mut [ToolCallRow]) {
+        if self.tool_results.is_empty() {
+            return;
+        }
         let firsts = first_results(&self.tool_results, tool_calls);
         let mut takers = vec![0u32; self.tool_results.len()];
         for &r in firsts.iter().flatten() {
