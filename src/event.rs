@@ -13,7 +13,9 @@ pub use crate::reduce::payload::PayloadIndex;
 /// One kept event of a recorded session log.
 ///
 /// `data` holds the payload as JSON text (`{}` when absent or null): stages that need a
-/// field parse just that event's payload, lazily.
+/// field parse just that event's payload, lazily. `index` says where the members the
+/// reducer reads are; it belongs to `kind` and `data` as they were when the event was made
+/// (an event whose `data` changes needs `PayloadIndex::of` again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub seq: u64,

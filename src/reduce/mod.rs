@@ -1473,48 +1473,16 @@ mod tests {
             let result = format!(r#"{{"call_id":"c{k}","status":"ok{k}"}}"#);
             push(&mut evs, "r", Some("t0"), "tool/result", &result);
         }
-        push(
-            &mut evs,
-            "r",
-            Some("t0"),
-            "tool/result",
-            r#"{"call_id":"c3","status":"late"}"#,
-        );
-        push(
-            &mut evs,
-            "r",
-            Some("t0"),
-            "tool/call",
-            r#"{"call_id":"early","name":"n"}"#,
-        );
-        push(
-            &mut evs,
-            "r",
-            Some("t0"),
-            "tool/call",
-            r#"{"call_id":"dup","name":"n"}"#,
-        );
-        push(
-            &mut evs,
-            "r",
-            Some("t0"),
-            "tool/result",
-            r#"{"call_id":"dup","status":"d"}"#,
-        );
-        push(
-            &mut evs,
-            "r",
-            Some("t0"),
-            "tool/call",
-            r#"{"call_id":"dup","name":"n"}"#,
-        );
-        push(
-            &mut evs,
-            "r",
-            Some("t0"),
-            "tool/call",
-            r#"{"call_id":"none","name":"n"}"#,
-        );
+        for (kind, data) in [
+            ("tool/result", r#"{"call_id":"c3","status":"late"}"#),
+            ("tool/call", r#"{"call_id":"early","name":"n"}"#),
+            ("tool/call", r#"{"call_id":"dup","name":"n"}"#),
+            ("tool/result", r#"{"call_id":"dup","status":"d"}"#),
+            ("tool/call", r#"{"call_id":"dup","name":"n"}"#),
+            ("tool/call", r#"{"call_id":"none","name":"n"}"#),
+        ] {
+            push(&mut evs, "r", Some("t0"), kind, data);
+        }
 
         for few in [false, true] {
             // The same log cut to 8 turns and 8 results takes the paths without maps.

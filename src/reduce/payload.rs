@@ -11,6 +11,11 @@
 //! keys wins, and a member of the wrong type reads as absent. Text the walker does not handle
 //! itself (an escaped key, anything malformed) is handed to serde_json, as are escaped strings
 //! and numbers that are not plain integers, so the walker changes speed, never answers.
+//!
+//! Each event also carries a [`PayloadIndex`]: where the members its kind needs are, found once
+//! when the event is decoded (from the members the decoder met while checking the line), so
+//! that reducing it does not walk the text again. Reads through the index give the answers
+//! of [`fields`].
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -847,6 +852,26 @@ mod tests {
         assert_eq!(member_chars(r#"{"text":"x"#, "text"), None);
     }
 
+    /// Every kind whose payload the reducer reads, one it does not, and one not listed.
+    const KINDS: [&str; 16] = [
+        "inbox/receipt",
+        "session/start",
+        "session/end",
+        "text/delta",
+        "model/end",
+        "turn/end",
+        "tool/call",
+        "tool/result",
+        "callback/open",
+        "callback/answer",
+        "run.started",
+        "run.completed",
+        "run.failed",
+        "run.cancelled",
+        "log",
+        "x/unlisted",
+    ];
+
     /// [`PayloadIndex::members`] of all of `keys` (one of [`keys`]' lists).
     fn read_all<'a>(ix: &PayloadIndex, data: &'a str, keys: &[&str]) -> Vec<Option<Raw<'a>>> {
         match *keys {
@@ -891,26 +916,8 @@ mod tests {
         .map(String::from)
         .to_vec();
         cases.push(long);
-        let kinds = [
-            "inbox/receipt",
-            "session/start",
-            "session/end",
-            "text/delta",
-            "model/end",
-            "turn/end",
-            "tool/call",
-            "tool/result",
-            "callback/open",
-            "callback/answer",
-            "run.started",
-            "run.completed",
-            "run.failed",
-            "run.cancelled",
-            "log",
-            "x/unlisted",
-        ];
         for data in &cases {
-            for kind in kinds {
+            for kind in KINDS {
                 let ix = PayloadIndex::of(kind, data);
                 let k = Kind::of(kind);
                 assert_eq!(ix.kind(kind), k);
@@ -973,25 +980,9 @@ mod tests {
             format!(r#"{{{many}"call_id":"last","text":"x"}}"#),
             format!(r#"{{"text":"{}"}}"#, "é".repeat(40_000)),
         ];
-        let kinds = [
-            "inbox/receipt",
-            "session/start",
-            "session/end",
-            "text/delta",
-            "model/end",
-            "turn/end",
-            "tool/call",
-            "tool/result",
-            "callback/open",
-            "callback/answer",
-            "run.started",
-            "run.completed",
-            "run.failed",
-            "x/unlisted",
-        ];
         let mut fast = 0;
         for data in &cases {
-            for kind in kinds {
+            for kind in KINDS {
                 let line = format!(
                     r#"{{"seq":1,"ts":"2026-01-01T00:00:00Z","root":"r","session":"s","type":"{kind}","data":{data}}}"#
                 );
@@ -1008,11 +999,11 @@ mod tests {
         }
         assert_eq!(
             fast,
-            cases.len() * kinds.len(),
+            cases.len() * KINDS.len(),
             "every case takes the fast path"
         );
         // Why keys may be compared as written (see `Members::push`).
-        for kind in kinds {
+        for kind in KINDS {
             for key in wanted(Kind::of(kind)) {
                 assert!(key
                     .bytes()
