@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::event::{Event, PayloadIndex};
+use crate::event::{Event, Kind, PayloadIndex};
 
 #[path = "decode/fast.rs"]
 mod fast;
@@ -143,7 +143,7 @@ impl Envelope<'_> {
             data: self.data.to_string(),
             file: 0,
             line: 0,
-            index: PayloadIndex::of_members(self.kind, self.data, &self.members),
+            index: PayloadIndex::of_members(Kind::of(self.kind), self.data, &self.members),
         }
     }
 }

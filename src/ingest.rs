@@ -735,17 +735,18 @@ impl Ids {
 
     /// The event of an envelope, with shared ids.
     pub fn event(&mut self, env: &Envelope, file: u32, line: u64) -> Event {
+        let k = Kind::of(env.kind);
         Event {
             seq: env.seq,
             ts: env.ts,
             root: self.id(Self::ROOT, env.root),
             session: self.id(Self::SESSION, env.session),
             turn: env.turn.map(|t| self.id(Self::TURN, t)),
-            kind: self.kind(env.kind),
+            kind: self.kind(k, env.kind),
             data: env.data.to_string(),
             file,
             line,
-            index: PayloadIndex::of_members(env.kind, env.data, &env.members),
+            index: PayloadIndex::of_members(k, env.data, &env.members),
         }
     }
 
@@ -769,8 +770,8 @@ impl Ids {
         id
     }
 
-    fn kind(&mut self, text: &str) -> Id {
-        let k = Kind::of(text);
+    /// The shared id of type `text`, whose kind is `k`.
+    fn kind(&mut self, k: Kind, text: &str) -> Id {
         if k == Kind::Other {
             return self.shared(text);
         }

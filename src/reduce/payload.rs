@@ -236,10 +236,14 @@ impl PayloadIndex {
 
     /// The index of an event of type `kind` whose payload is `data`.
     pub fn of(kind: &str, data: &str) -> PayloadIndex {
+        PayloadIndex::of_kind(Kind::of(kind), data)
+    }
+
+    /// [`PayloadIndex::of`] an event of [`Kind`] `kind`.
+    fn of_kind(kind: Kind, data: &str) -> PayloadIndex {
         if data.len() > usize::from(u16::MAX) {
             return PayloadIndex::NONE;
         }
-        let kind = Kind::of(kind);
         let b = data.as_bytes();
         // Nearly every delta is `{"text":"..."}`: its span and length in one pass.
         if kind == Kind::TextDelta && b.starts_with(b"{\"text\":\"") {
@@ -262,11 +266,11 @@ impl PayloadIndex {
 
     /// [`PayloadIndex::of`], with the top-level members of `data` as the decoder met them
     /// (when it met them all): the payload is not walked again.
-    pub fn of_members(kind: &str, data: &str, members: &Members) -> PayloadIndex {
+    /// `kind` is the event's [`Kind`], of its type.
+    pub fn of_members(kind: Kind, data: &str, members: &Members) -> PayloadIndex {
         if !members.complete || data.len() > usize::from(u16::MAX) {
-            return PayloadIndex::of(kind, data);
+            return PayloadIndex::of_kind(kind, data);
         }
-        let kind = Kind::of(kind);
         let found = wanted_members(kind, |keys, out| members.find(data, keys, out));
         PayloadIndex::from_found(kind, data, found)
     }
@@ -991,7 +995,7 @@ mod tests {
                 };
                 fast += 1;
                 assert_eq!(
-                    PayloadIndex::of_members(kind, env.data, &env.members),
+                    PayloadIndex::of_members(Kind::of(kind), env.data, &env.members),
                     PayloadIndex::of(kind, env.data),
                     "{kind} {data}"
                 );
