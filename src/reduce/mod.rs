@@ -710,6 +710,7 @@ impl Reducer {
         Some(applied)
     }
 
+    /// A `text/delta` of turn `t`: its length counts on the turn until the turn ends.
     fn text_delta(&mut self, ev: &Event, t: usize) {
         let ts = &mut self.turns[t];
         if ts.end.is_none() {
