@@ -343,11 +343,33 @@ pub struct Reducer {
     seq_gaps: i64,
 }
 
+/// Each tool call's status and detail: those of the first result with its call id. The
+/// results' texts are moved to the last call that takes them, the others get copies.
+fn join_tool_results(results: &mut [ToolResult], tool_calls: &mut [ToolCallRow]) {
+    if results.is_empty() {
+        return;
+    }
+    let firsts = first_results(results, tool_calls);
+    let mut takers = vec![0u32; results.len()];
+    for &r in firsts.iter().flatten() {
+        takers[r] += 1;
+    }
+    for (tc, r) in tool_calls.iter_mut().zip(firsts) {
+        let Some(r) = r else { continue };
+        takers[r] -= 1;
+        let result = &mut results[r];
+        if takers[r] == 0 {
+            tc.status = result.status.take();
+            tc.detail = result.detail.take();
+        } else {
+            tc.status = result.status.clone();
+            tc.detail = result.detail.clone();
+        }
+    }
+}
+
 /// For each tool call, the index of the first result with its call id.
 fn first_results(results: &[ToolResult], tool_calls: &[ToolCallRow]) -> Vec<Option<usize>> {
-    if results.is_empty() {
-        return vec![None; tool_calls.len()];
-    }
     // A few results (most agents): looked through, no map to build.
     if results.len() <= 8 {
         return tool_calls
@@ -691,7 +713,8 @@ impl Reducer {
         // Deltas, most events, touch only their turn and the current run attempt: no
         // interval boundary or count, no payload but the text's length.
         if let Kind::TextDelta | Kind::ReasoningDelta = kind {
-            // What `track_run` does for a delta: count it on the current attempt.
+            // `count_on_run` for a delta, written out: calling it cost ~5 instructions per
+            // event on this path.
             if let Some(i) = self.current_run {
                 let row = &mut self.runs[i];
                 if kind == Kind::TextDelta {
@@ -1129,25 +1152,27 @@ impl Reducer {
                     self.current_run = None;
                 }
             }
-            _ => {
-                let Some(i) = self.current_run else {
-                    return;
-                };
-                let row = &mut self.runs[i];
-                // Counted by voice (SEMANTICS.md §5, §6), so every type of a voice counts.
-                match Voice::of_kind(kind, &ev.kind) {
-                    Voice::Assistant => row.assistant_deltas += 1,
-                    Voice::Reasoning => row.reasoning_deltas += 1,
-                    Voice::Progress => row.progress_events += 1,
-                    Voice::Log => row.log_events += 1,
-                    Voice::Tool => row.tool_events += 1,
-                    Voice::Interaction => row.interaction_events += 1,
-                    _ => {}
-                }
-                self.run_track[i].last_was_delta =
-                    matches!(kind, Kind::TextDelta | Kind::ReasoningDelta);
-            }
+            _ => self.count_on_run(ev, kind),
         }
+    }
+
+    /// Counts an event that is not a run event on the current attempt, if one is open.
+    fn count_on_run(&mut self, ev: &Event, kind: Kind) {
+        let Some(i) = self.current_run else {
+            return;
+        };
+        let row = &mut self.runs[i];
+        // Counted by voice (SEMANTICS.md §5, §6), so every type of a voice counts.
+        match Voice::of_kind(kind, &ev.kind) {
+            Voice::Assistant => row.assistant_deltas += 1,
+            Voice::Reasoning => row.reasoning_deltas += 1,
+            Voice::Progress => row.progress_events += 1,
+            Voice::Log => row.log_events += 1,
+            Voice::Tool => row.tool_events += 1,
+            Voice::Interaction => row.interaction_events += 1,
+            _ => {}
+        }
+        self.run_track[i].last_was_delta = matches!(kind, Kind::TextDelta | Kind::ReasoningDelta);
     }
 
     /// The state record (SEMANTICS.md §3, INTERFACE.md) of a turn as of the current cursor,
@@ -1310,7 +1335,7 @@ impl Reducer {
     /// The rows of every table as of the current cursor.
     pub fn snapshot(&self) -> Derived {
         let mut tool_calls = self.tool_calls.clone();
-        self.join_tool_results(&mut tool_calls);
+        join_tool_results(&mut self.tool_results.clone(), &mut tool_calls);
         let mut runs = self.runs.clone();
         self.mark_provisional_tails(&mut runs);
         Derived {
@@ -1328,7 +1353,7 @@ impl Reducer {
     /// the rows out instead of copying them.
     pub fn finish(mut self) -> Derived {
         let mut tool_calls = std::mem::take(&mut self.tool_calls);
-        self.join_tool_results_by_move(&mut tool_calls);
+        join_tool_results(&mut self.tool_results, &mut tool_calls);
         let mut runs = std::mem::take(&mut self.runs);
         self.mark_provisional_tails(&mut runs);
         Derived {
@@ -1339,42 +1364,6 @@ impl Reducer {
             tool_calls,
             callbacks: self.callbacks,
             runs,
-        }
-    }
-
-    /// Each tool call's status and detail: those of the first result with its call id.
-    fn join_tool_results(&self, tool_calls: &mut [ToolCallRow]) {
-        let firsts = first_results(&self.tool_results, tool_calls);
-        for (tc, r) in tool_calls.iter_mut().zip(firsts) {
-            if let Some(r) = r.map(|r| &self.tool_results[r]) {
-                tc.status = r.status.clone();
-                tc.detail = r.detail.clone();
-            }
-        }
-    }
-
-    /// [`Reducer::join_tool_results`], moving each result's texts to the last call that
-    /// takes them instead of copying them (at the end of the log, they are not needed).
-    fn join_tool_results_by_move(&mut self, tool_calls: &mut [ToolCallRow]) {
-        if self.tool_results.is_empty() {
-            return;
-        }
-        let firsts = first_results(&self.tool_results, tool_calls);
-        let mut takers = vec![0u32; self.tool_results.len()];
-        for &r in firsts.iter().flatten() {
-            takers[r] += 1;
-        }
-        for (tc, r) in tool_calls.iter_mut().zip(firsts) {
-            let Some(r) = r else { continue };
-            let result = &mut self.tool_results[r];
-            takers[r] -= 1;
-            if takers[r] == 0 {
-                tc.status = result.status.take();
-                tc.detail = result.detail.take();
-            } else {
-                tc.status = result.status.clone();
-                tc.detail = result.detail.clone();
-            }
         }
     }
 

@@ -21,9 +21,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::event::Kind;
-use serde_json::Value;
 
 /// The raw JSON text of one member's value (no surrounding whitespace).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,20 +244,17 @@ impl PayloadIndex {
         if data.len() > usize::from(u16::MAX) {
             return PayloadIndex::NONE;
         }
-        let b = data.as_bytes();
         // Nearly every delta is `{"text":"..."}`: its span and length in one pass.
-        if kind == Kind::TextDelta && b.starts_with(b"{\"text\":\"") {
-            if let Some((end, n)) = scan_chars(b, 9) {
-                if &b[end + 1..] == b"}" {
-                    let mut ix = PayloadIndex {
-                        kind,
-                        flags: INDEXED | TEXT_STRING,
-                        text_chars: n as u16,
-                        ..PayloadIndex::NONE
-                    };
-                    ix.spans[0] = (8, end as u16 + 1);
-                    return ix;
-                }
+        if kind == Kind::TextDelta {
+            if let Some(((start, end), n)) = sole_string_member(data.as_bytes(), "text") {
+                let mut ix = PayloadIndex {
+                    kind,
+                    flags: INDEXED | TEXT_STRING,
+                    text_chars: n as u16,
+                    ..PayloadIndex::NONE
+                };
+                ix.spans[0] = (start as u16, end as u16);
+                return ix;
             }
         }
         let found = wanted_members(kind, |keys, out| fields_into(data, keys, out));
@@ -457,21 +454,29 @@ fn resolve<'a>(data: &'a str, keys: &[&str], out: &mut [Option<Raw<'a>>]) {
 
 /// The length in characters of the string member `key` of `data` (see [`Raw::char_len`]).
 /// Reads the shape nearly every text delta has, `{"key":"..."}`, in one pass.
+#[inline(never)] // off the reducer's path: events read through an index do not call it
 pub fn member_chars(data: &str, key: &str) -> Option<i64> {
-    let b = data.as_bytes();
+    match sole_string_member(data.as_bytes(), key) {
+        Some((_, n)) => Some(n),
+        None => get(data, key).and_then(Raw::char_len),
+    }
+}
+
+/// When `b` is exactly `{"key":"..."}` with no `\u` escape: the string value's span
+/// (quotes included) and its length in characters, in one pass.
+fn sole_string_member(b: &[u8], key: &str) -> Option<((usize, usize), i64)> {
     let k = key.len();
     if b.len() >= k + 7
         && b.starts_with(b"{\"")
         && &b[2..2 + k] == key.as_bytes()
         && &b[2 + k..5 + k] == b"\":\""
     {
-        if let Some((end, n)) = scan_chars(b, 5 + k) {
-            if &b[end + 1..] == b"}" {
-                return Some(n);
-            }
+        let (end, n) = scan_chars(b, 5 + k)?;
+        if &b[end + 1..] == b"}" {
+            return Some(((4 + k, end + 1), n));
         }
     }
-    get(data, key).and_then(Raw::char_len)
+    None
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
