@@ -14,7 +14,7 @@ use crate::event::{Event, Kind, PayloadIndex};
 
 #[path = "decode/fast.rs"]
 mod fast;
-pub use fast::{parse_ts_common, Envelope};
+pub use fast::{parse_ts_common, Envelope, LastMinute};
 
 /// Bytes of a rejected line kept as its excerpt.
 pub const EXCERPT_BYTES: usize = 200;
@@ -128,6 +128,12 @@ pub fn parse_line_fast(line: &[u8]) -> Option<Event> {
 /// means only "not sure": [`parse_line_general`] decides.
 pub fn parse_envelope(line: &[u8]) -> Option<Envelope<'_>> {
     fast::parse_common(std::str::from_utf8(line).ok()?)
+}
+
+/// [`parse_envelope`] for the next line of a log whose last timestamp's minute is `last`
+/// (updated as it reads): the same answer, sooner.
+pub fn parse_envelope_after<'l>(line: &'l [u8], last: &mut LastMinute) -> Option<Envelope<'l>> {
+    fast::parse_common_after(std::str::from_utf8(line).ok()?, last)
 }
 
 impl Envelope<'_> {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 pub use crate::decode::{excerpt, mask_secrets, parse_line, parse_ts, EXCERPT_BYTES, MAX_DEPTH};
-use crate::decode::{parse_envelope, parse_line_general, Envelope};
+use crate::decode::{parse_envelope_after, parse_line_general, Envelope, LastMinute};
 use crate::error::{Error, Result};
 use crate::event::{Event, Id, Kind, PayloadIndex};
 use crate::import::{self, FileContext, Format};
@@ -803,6 +803,8 @@ struct LineSink<'c> {
     /// Groups whose spare capacity was given back (each at most once).
     trimmed: Vec<bool>,
     ids: Ids,
+    /// The minute of the last timestamp decoded (see [`LastMinute`]).
+    last_minute: LastMinute,
 }
 
 enum Held {
@@ -824,6 +826,7 @@ impl<'c> LineSink<'c> {
             grouped: 0,
             trimmed: Vec::new(),
             ids: Ids::default(),
+            last_minute: LastMinute::default(),
         };
         if format != Format::Auto {
             sink.decide(format);
@@ -916,7 +919,7 @@ impl<'c> LineSink<'c> {
     /// A canonical line's event: the fast path's envelope with shared ids, else whatever
     /// the general decoder says.
     fn decode(&mut self, line_no: u64, line: &[u8]) -> std::result::Result<Event, String> {
-        match parse_envelope(line) {
+        match parse_envelope_after(line, &mut self.last_minute) {
             Some(env) => Ok(self.ids.event(&env, self.ctx.file_idx, line_no)),
             None => parse_line_general(line).map(|mut ev| {
                 ev.file = self.ctx.file_idx;
