@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
-    StringBuilder, TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StringBuilder,
+    TimestampMicrosecondArray,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, Encoding};
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -27,6 +27,8 @@ use crate::error::{Error, Result};
 use crate::event::Voice;
 use crate::ingest::{FileSummary, Ingested};
 use crate::reduce::Derived;
+
+mod dictionary_chunk;
 
 /// Every table of the warehouse, in the order they are written.
 pub const TABLES: &[&str] = &[
@@ -259,34 +261,17 @@ pub fn events_batches_sized(ing: &Ingested, rows: usize) -> Result<Vec<RecordBat
 struct EventColumns<'a> {
     names: Vec<&'a str>,
     formats: Vec<&'a str>,
-    /// The `events` schema with its id columns as dictionaries, for [`EventColumns::keyed`].
-    keyed_schema: SchemaRef,
 }
 
-/// The `events` columns that [`EventColumns::keyed`] builds as dictionaries.
+/// The `events` columns written as dictionary chunks from their keys ([`EventColumns::keys`]).
 const EVENTS_KEYED_COLUMNS: &[&str] =
     &["root", "session", "turn", "type", "voice", "file", "source"];
 
 impl<'a> EventColumns<'a> {
     fn of(ing: &'a Ingested) -> Self {
-        let plain = schema("events");
-        let keyed: Vec<Field> = plain
-            .fields()
-            .iter()
-            .map(|f| {
-                if EVENTS_KEYED_COLUMNS.contains(&f.name().as_str()) {
-                    let dict =
-                        DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-                    Field::new(f.name(), dict, f.is_nullable())
-                } else {
-                    f.as_ref().clone()
-                }
-            })
-            .collect();
         EventColumns {
             names: ing.file_names(),
             formats: ing.files.iter().map(|f| f.format.as_str()).collect(),
-            keyed_schema: Arc::new(Schema::new(keyed)),
         }
     }
 
@@ -315,82 +300,106 @@ impl<'a> EventColumns<'a> {
         )
     }
 
-    /// [`EventColumns::batch`] with the id columns as dictionaries (a key per row, each
-    /// distinct text once), for the Parquet writer: it writes a dictionary of texts as it
-    /// writes the texts, so the file is the same, but building the batch copies no id.
-    /// Copying every row's root, session, turn, type, voice, file and format into string
-    /// columns took ~8% of an ingest's time (BENCHMARKS.md, session 7).
-    fn keyed(&self, chunk: &[&crate::event::Event]) -> Result<RecordBatch> {
-        use crate::event::Kind;
-        // One pass over the events for every column but `data` (eleven passes, one per
-        // column, read the events from memory eleven times), and one for `data`.
+    /// The columns of `chunk` that are not id columns, by name: `seq`, `ts`, `line`, `data`.
+    fn unkeyed(&self, chunk: &[&crate::event::Event]) -> [(&'static str, ArrayRef); 4] {
         let n = chunk.len();
-        let [mut roots, mut sessions, mut turns, mut kinds] = [(); 4].map(|_| IdKeys::default());
-        let (mut root_k, mut session_k, mut kind_k) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut turn_k: Vec<Option<i32>> = Vec::with_capacity(n);
         let (mut seq, mut ts, mut line) = (
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
-        let mut file_k = Vec::with_capacity(n);
         let mut data_bytes = 0;
         for e in chunk {
-            root_k.push(roots.key(&e.root));
-            session_k.push(sessions.key(&e.session));
-            turn_k.push(e.turn.as_ref().map(|t| turns.key(t)));
-            kind_k.push(kinds.key(&e.kind));
             seq.push(e.seq as i64);
             ts.push(e.ts);
             line.push(e.line as i64);
-            file_k.push(e.file as i32);
             data_bytes += e.data.len();
         }
         let mut data = StringBuilder::with_capacity(n, data_bytes);
         for e in chunk {
             data.append_value(&e.data);
         }
+        [
+            ("seq", Arc::new(Int64Array::from(seq)) as ArrayRef),
+            (
+                "ts",
+                Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
+            ),
+            ("line", Arc::new(Int64Array::from(line))),
+            ("data", Arc::new(data.finish())),
+        ]
+    }
+
+    /// Every row's key of every id column of `chunk` (`EVENTS_KEYED_COLUMNS`), with the
+    /// texts the keys point at, in one pass over the events.
+    fn keys(&self, chunk: &[&'a crate::event::Event]) -> EventKeys<'a> {
+        use crate::event::Kind;
+        let n = chunk.len();
+        let [mut roots, mut sessions, mut turns, mut kinds] = [(); 4].map(|_| IdKeys::default());
+        let mut keys: [Vec<Option<u32>>; 7] = Default::default();
+        for column in &mut keys[..4] {
+            column.reserve_exact(n);
+        }
+        let mut files = Vec::with_capacity(n);
+        for e in chunk {
+            keys[0].push(Some(roots.key(&e.root)));
+            keys[1].push(Some(sessions.key(&e.session)));
+            keys[2].push(e.turn.as_ref().map(|t| turns.key(t)));
+            keys[3].push(Some(kinds.key(&e.kind)));
+            files.push(Some(e.file));
+        }
         // A voice per type: each type's voice looked up once.
-        let kinds = kinds.texts.finish();
-        let voice_of_kind: Vec<i32> = kinds
+        let voice_of_kind: Vec<u32> = kinds
+            .texts
             .iter()
-            .map(|k| {
-                let k = k.unwrap_or("");
-                let v = Voice::of_kind(Kind::of(k), k);
+            .map(|&t| {
+                let v = Voice::of_kind(Kind::of(t), t);
                 ALL_VOICES
                     .iter()
                     .position(|&x| x == v)
-                    .expect("every voice") as i32
+                    .expect("every voice") as u32
             })
             .collect();
-        let voice_k: Vec<i32> = kind_k.iter().map(|&k| voice_of_kind[k as usize]).collect();
-        let file_k = Int32Array::from(file_k);
-        Ok(RecordBatch::try_new(
-            self.keyed_schema.clone(),
-            vec![
-                dictionary(root_k.into(), roots.texts.finish()),
-                dictionary(session_k.into(), sessions.texts.finish()),
-                dictionary(turn_k.into(), turns.texts.finish()),
-                Arc::new(Int64Array::from(seq)),
-                Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
-                dictionary(kind_k.into(), kinds),
-                dictionary(
-                    voice_k.into(),
-                    ALL_VOICES.iter().map(|v| Some(v.as_str())).collect(),
-                ),
-                dictionary(
-                    file_k.clone(),
-                    self.names.iter().map(|&t| Some(t)).collect(),
-                ),
-                Arc::new(Int64Array::from(line)),
-                Arc::new(data.finish()),
-                dictionary(file_k, self.formats.iter().map(|&t| Some(t)).collect()),
+        keys[4] = keys[3]
+            .iter()
+            .map(|k| k.map(|k| voice_of_kind[k as usize]))
+            .collect();
+        keys[5] = files.clone();
+        keys[6] = files;
+        EventKeys {
+            keys,
+            texts: [
+                roots.texts,
+                sessions.texts,
+                turns.texts,
+                kinds.texts,
+                ALL_VOICES.iter().map(|v| v.as_str()).collect(),
+                self.names.clone(),
+                self.formats.clone(),
             ],
-        )?)
+        }
+    }
+}
+
+/// The keys of the id columns of some events, in the order of `EVENTS_KEYED_COLUMNS`, and
+/// the texts they point at (see [`EventColumns::keys`]).
+struct EventKeys<'a> {
+    keys: [Vec<Option<u32>>; 7],
+    texts: [Vec<&'a str>; 7],
+}
+
+impl EventKeys<'_> {
+    /// The dictionary column `name` (one of `EVENTS_KEYED_COLUMNS`).
+    fn column(&self, name: &str) -> dictionary_chunk::DictionaryColumn<'_> {
+        let i = EVENTS_KEYED_COLUMNS
+            .iter()
+            .position(|&c| c == name)
+            .expect("an id column");
+        dictionary_chunk::DictionaryColumn {
+            keys: &self.keys[i],
+            texts: &self.texts[i],
+            statistics: !EVENTS_UNPRUNED_COLUMNS.contains(&name),
+        }
     }
 }
 
@@ -408,42 +417,35 @@ const ALL_VOICES: [Voice; 10] = [
     Voice::Unknown,
 ];
 
-/// A dictionary column of the given keys into the given texts.
-fn dictionary(keys: Int32Array, texts: StringArray) -> ArrayRef {
-    Arc::new(
-        DictionaryArray::<Int32Type>::try_new(keys, Arc::new(texts)).expect("keys index the texts"),
-    )
-}
-
 /// The keys of an id column written as a dictionary. Ids are shared pointers (see
 /// [`crate::event::Id`]), and consecutive events mostly name the same one, so a row costs a
 /// pointer comparison; equal texts behind different pointers (ids of different files) are
-/// listed twice, which the Parquet writer's own dictionary merges.
-struct IdKeys {
-    index: ahash::AHashMap<*const u8, i32>,
-    texts: StringBuilder,
-    last: (*const u8, i32),
+/// listed twice, which the dictionary chunk merges.
+struct IdKeys<'a> {
+    index: ahash::AHashMap<*const u8, u32>,
+    texts: Vec<&'a str>,
+    last: (*const u8, u32),
 }
 
-impl Default for IdKeys {
+impl Default for IdKeys<'_> {
     fn default() -> Self {
         IdKeys {
             index: ahash::AHashMap::new(),
-            texts: StringBuilder::new(),
+            texts: Vec::new(),
             last: (std::ptr::null(), 0),
         }
     }
 }
 
-impl IdKeys {
+impl<'a> IdKeys<'a> {
     #[inline]
-    fn key(&mut self, id: &crate::event::Id) -> i32 {
+    fn key(&mut self, id: &'a crate::event::Id) -> u32 {
         let p = id.as_ptr();
         if p != self.last.0 {
-            let next = self.index.len() as i32;
+            let next = self.texts.len() as u32;
             let texts = &mut self.texts;
             let k = *self.index.entry(p).or_insert_with(|| {
-                texts.append_value(id.as_str());
+                texts.push(id.as_str());
                 next
             });
             self.last = (p, k);
@@ -1005,16 +1007,70 @@ pub fn write_events_parts(
     chunks
         .par_iter()
         .zip(&rels)
-        .map(|(chunk, rel)| {
-            let path = dir.join(rel);
-            let mut w = ParquetPart::create(&path, "events")?;
-            for b in chunk.chunks(EVENTS_BATCH_ROWS) {
-                w.write(&cols.keyed(b)?)?;
-            }
-            w.finish()
-        })
+        .map(|(chunk, rel)| write_events_part(&dir.join(rel), &cols, chunk))
         .collect::<Result<Vec<()>>>()?;
     Ok(rels)
+}
+
+/// Writes one `events` part: row groups of at most [`PART_ROWS`] rows. The id columns
+/// (`EVENTS_KEYED_COLUMNS`) are written as dictionary chunks from their keys
+/// ([`dictionary_chunk`]); the others through the Arrow column writers, a batch of
+/// [`EVENTS_BATCH_ROWS`] rows at a time.
+fn write_events_part(
+    path: &Path,
+    cols: &EventColumns,
+    chunk: &[&crate::event::Event],
+) -> Result<()> {
+    use datafusion::parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
+    use datafusion::parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
+    use datafusion::parquet::file::writer::SerializedFileWriter;
+
+    let schema = schema("events");
+    let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
+    let mut props = writer_props("events");
+    add_encoded_arrow_schema_to_metadata(&schema, &mut props);
+    let props = Arc::new(props);
+    let file = fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = SerializedFileWriter::new(
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        parquet_schema.root_schema_ptr(),
+        props.clone(),
+    )?;
+    let factory = ArrowRowGroupWriterFactory::new(&writer, schema.clone());
+    let keyed: Vec<bool> = schema
+        .fields()
+        .iter()
+        .map(|f| EVENTS_KEYED_COLUMNS.contains(&f.name().as_str()))
+        .collect();
+    for (n, group) in chunk.chunks(PART_ROWS).enumerate() {
+        let mut writers = factory.create_column_writers(n)?;
+        for b in group.chunks(EVENTS_BATCH_ROWS) {
+            for (name, array) in cols.unkeyed(b) {
+                let i = schema.index_of(name)?;
+                for leaf in compute_leaves(schema.field(i), &array)? {
+                    writers[i].write(&leaf)?;
+                }
+            }
+        }
+        let keys = cols.keys(group);
+        let mut rg = writer.next_row_group()?;
+        for (i, w) in writers.into_iter().enumerate() {
+            if keyed[i] {
+                let col = keys.column(schema.field(i).name());
+                let (bytes, close) = dictionary_chunk::encode(parquet_schema.column(i), &col)?;
+                rg.append_column(&bytes, close)?;
+            } else {
+                w.close()?.append_to_row_group(&mut rg)?;
+            }
+        }
+        rg.close()?;
+    }
+    let inner = writer.into_inner()?;
+    let file = inner
+        .into_inner()
+        .map_err(|e| Error::io(path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(())
 }
 
 /// Writes every table's batches as Parquet parts named `TABLE/part-ID-K.parquet`; returns
