@@ -336,17 +336,17 @@ impl<'a> EventColumns<'a> {
         use crate::event::Kind;
         let n = chunk.len();
         let [mut roots, mut sessions, mut turns, mut kinds] = [(); 4].map(|_| IdKeys::default());
-        let mut keys: [Vec<Option<u32>>; 7] = Default::default();
+        let mut keys: [Vec<Option<u32>>; 6] = Default::default();
         for column in &mut keys[..4] {
             column.reserve_exact(n);
         }
-        let mut files = Vec::with_capacity(n);
+        keys[5].reserve_exact(n);
         for e in chunk {
             keys[0].push(Some(roots.key(&e.root)));
             keys[1].push(Some(sessions.key(&e.session)));
             keys[2].push(e.turn.as_ref().map(|t| turns.key(t)));
             keys[3].push(Some(kinds.key(&e.kind)));
-            files.push(Some(e.file));
+            keys[5].push(Some(e.file));
         }
         // A voice per type: each type's voice looked up once.
         let voice_of_kind: Vec<u32> = kinds
@@ -364,8 +364,6 @@ impl<'a> EventColumns<'a> {
             .iter()
             .map(|k| k.map(|k| voice_of_kind[k as usize]))
             .collect();
-        keys[5] = files.clone();
-        keys[6] = files;
         EventKeys {
             keys,
             texts: [
@@ -382,9 +380,10 @@ impl<'a> EventColumns<'a> {
 }
 
 /// The keys of the id columns of some events, in the order of `EVENTS_KEYED_COLUMNS`, and
-/// the texts they point at (see [`EventColumns::keys`]).
+/// the texts they point at (see [`EventColumns::keys`]). `file` and `source` share their
+/// keys (the file's index): the last column's keys are the sixth's.
 struct EventKeys<'a> {
-    keys: [Vec<Option<u32>>; 7],
+    keys: [Vec<Option<u32>>; 6],
     texts: [Vec<&'a str>; 7],
 }
 
@@ -396,7 +395,7 @@ impl EventKeys<'_> {
             .position(|&c| c == name)
             .expect("an id column");
         dictionary_chunk::DictionaryColumn {
-            keys: &self.keys[i],
+            keys: &self.keys[i.min(5)],
             texts: &self.texts[i],
             statistics: !EVENTS_UNPRUNED_COLUMNS.contains(&name),
         }
