@@ -127,13 +127,24 @@ pub fn parse_line_fast(line: &[u8]) -> Option<Event> {
 /// The fast path's envelope of a line in the common shape, borrowing the line; `None`
 /// means only "not sure": [`parse_line_general`] decides.
 pub fn parse_envelope(line: &[u8]) -> Option<Envelope<'_>> {
-    fast::parse_common(std::str::from_utf8(line).ok()?)
+    fast::parse_common(text(line)?)
 }
 
 /// [`parse_envelope`] for the next line of a log whose last timestamp's minute is `last`
 /// (updated as it reads): the same answer, sooner.
 pub fn parse_envelope_after<'l>(line: &'l [u8], last: &mut LastMinute) -> Option<Envelope<'l>> {
-    fast::parse_common_after(std::str::from_utf8(line).ok()?, last)
+    fast::parse_common_after(text(line)?, last)
+}
+
+/// `line` as text, if it is valid UTF-8. Most lines are ASCII, which [`fast::is_ascii`]
+/// confirms in a quarter of the instructions of `from_utf8` (callgrind: 2.3% of an ingest).
+fn text(line: &[u8]) -> Option<&str> {
+    if fast::is_ascii(line) {
+        // SAFETY: ASCII is valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(line) })
+    } else {
+        std::str::from_utf8(line).ok()
+    }
 }
 
 impl Envelope<'_> {

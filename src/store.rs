@@ -29,6 +29,7 @@ use crate::ingest::{FileSummary, Ingested};
 use crate::reduce::Derived;
 
 mod dictionary_chunk;
+mod plain_chunk;
 
 /// Every table of the warehouse, in the order they are written.
 pub const TABLES: &[&str] = &[
@@ -301,23 +302,17 @@ impl<'a> EventColumns<'a> {
     }
 
     /// The columns of `chunk` that are not id columns, by name: `seq`, `ts`, `line`, `data`.
-    fn unkeyed(&self, chunk: &[&crate::event::Event]) -> [(&'static str, ArrayRef); 4] {
+    fn unkeyed(&self, chunk: &[&crate::event::Event]) -> [(&'static str, ArrayRef); 3] {
         let n = chunk.len();
         let (mut seq, mut ts, mut line) = (
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
-        let mut data_bytes = 0;
         for e in chunk {
             seq.push(e.seq as i64);
             ts.push(e.ts);
             line.push(e.line as i64);
-            data_bytes += e.data.len();
-        }
-        let mut data = StringBuilder::with_capacity(n, data_bytes);
-        for e in chunk {
-            data.append_value(&e.data);
         }
         [
             ("seq", Arc::new(Int64Array::from(seq)) as ArrayRef),
@@ -326,7 +321,6 @@ impl<'a> EventColumns<'a> {
                 Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
             ),
             ("line", Arc::new(Int64Array::from(line))),
-            ("data", Arc::new(data.finish())),
         ]
     }
 
@@ -1013,7 +1007,8 @@ pub fn write_events_parts(
 
 /// Writes one `events` part: row groups of at most [`PART_ROWS`] rows. The id columns
 /// (`EVENTS_KEYED_COLUMNS`) are written as dictionary chunks from their keys
-/// ([`dictionary_chunk`]); the others through the Arrow column writers, a batch of
+/// ([`dictionary_chunk`]), `data` as a plain chunk from the rows ([`plain_chunk`]); the
+/// others through the Arrow column writers, a batch of
 /// [`EVENTS_BATCH_ROWS`] rows at a time.
 fn write_events_part(
     path: &Path,
@@ -1041,6 +1036,7 @@ fn write_events_part(
         .iter()
         .map(|f| EVENTS_KEYED_COLUMNS.contains(&f.name().as_str()))
         .collect();
+    let data = schema.index_of("data")?;
     for (n, group) in chunk.chunks(PART_ROWS).enumerate() {
         let mut writers = factory.create_column_writers(n)?;
         for b in group.chunks(EVENTS_BATCH_ROWS) {
@@ -1057,6 +1053,10 @@ fn write_events_part(
             if keyed[i] {
                 let col = keys.column(schema.field(i).name());
                 let (bytes, close) = dictionary_chunk::encode(parquet_schema.column(i), &col)?;
+                rg.append_column(&bytes, close)?;
+            } else if i == data {
+                let rows = group.iter().map(|e| e.data.as_str());
+                let (bytes, close) = plain_chunk::encode(parquet_schema.column(i), rows)?;
                 rg.append_column(&bytes, close)?;
             } else {
                 w.close()?.append_to_row_group(&mut rg)?;

@@ -90,19 +90,21 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
     let mut page_locations = Vec::new();
     {
         let mut pages = SerializedPageWriter::new(&mut sink);
+        let mut snappy = snap::raw::Encoder::new();
         let mut dict = Vec::new();
         for t in &distinct {
             dict.extend_from_slice(&(t.len() as u32).to_le_bytes());
             dict.extend_from_slice(t.as_bytes());
         }
         let spec = pages.write_page(compressed(
+            &mut snappy,
             Page::DictionaryPage {
                 buf: Bytes::new(),
                 num_values: distinct.len() as u32,
                 encoding: Encoding::PLAIN,
                 is_sorted: false,
             },
-            dict,
+            &dict,
         ))?;
         uncompressed += spec.uncompressed_size as u64;
         let width = bit_width(distinct.len().saturating_sub(1) as u64);
@@ -121,6 +123,7 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
             buf.push(width);
             rle_hybrid(&values, width, &mut buf);
             let spec = pages.write_page(compressed(
+                &mut snappy,
                 Page::DataPage {
                     buf: Bytes::new(),
                     num_values: page.len() as u32,
@@ -129,7 +132,7 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
                     rep_level_encoding: Encoding::RLE,
                     statistics: None,
                 },
-                buf,
+                &buf,
             ))?;
             data_page_offset.get_or_insert(spec.offset);
             page_locations.push(PageLocation {
@@ -185,12 +188,20 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
     Ok((bytes, close))
 }
 
-/// A page with `buf` (uncompressed) compressed with Snappy in place of its empty buffer.
-fn compressed(page: Page, buf: Vec<u8>) -> CompressedPage {
+/// A page with `buf` (uncompressed) compressed with `snappy` in place of its empty buffer.
+/// (The encoder is reused for its tables; compressing into a reused buffer and copying
+/// out took more instructions than `compress_vec`'s new buffer.)
+pub(super) fn compressed(
+    snappy: &mut snap::raw::Encoder,
+    page: Page,
+    buf: &[u8],
+) -> CompressedPage {
     let size = buf.len();
-    let packed = snap::raw::Encoder::new()
-        .compress_vec(&buf)
-        .expect("snappy compresses any input of this size");
+    let packed = Bytes::from(
+        snappy
+            .compress_vec(buf)
+            .expect("snappy compresses any input of this size"),
+    );
     let page = match page {
         Page::DictionaryPage {
             num_values,
@@ -198,7 +209,7 @@ fn compressed(page: Page, buf: Vec<u8>) -> CompressedPage {
             is_sorted,
             ..
         } => Page::DictionaryPage {
-            buf: Bytes::from(packed),
+            buf: packed,
             num_values,
             encoding,
             is_sorted,
@@ -211,7 +222,7 @@ fn compressed(page: Page, buf: Vec<u8>) -> CompressedPage {
             statistics,
             ..
         } => Page::DataPage {
-            buf: Bytes::from(packed),
+            buf: packed,
             num_values,
             encoding,
             def_level_encoding,

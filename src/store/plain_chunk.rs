@@ -1,0 +1,206 @@
+//! Plain-encoded Parquet column chunks of required text, written straight from the rows.
+//!
+//! The `events` table's `data` column holds every event's payload: most of an ingest's
+//! bytes. Through the Arrow writer each payload was copied three times before Snappy saw it
+//! (into a `StringBuilder`, into the encoder's page buffer, regrown by doubling, and into the
+//! codec's zero-filled output buffer). Here each page is built once, from the rows, in a
+//! buffer reused from page to page, and compressed from there. The pages are what the
+//! Arrow writer writes for such a column with dictionary and statistics off: version 1 data
+//! pages, `PLAIN`, Snappy, cut at 1 MiB or 20,000 rows, with an offset index. The chunk goes
+//! into the file with `SerializedRowGroupWriter::append_column`, as
+//! [`super::dictionary_chunk`]'s do.
+
+use bytes::Bytes;
+use datafusion::parquet::basic::{Compression, Encoding, EncodingMask};
+use datafusion::parquet::column::page::{Page, PageWriter};
+use datafusion::parquet::column::writer::ColumnCloseResult;
+use datafusion::parquet::errors::{ParquetError, Result};
+use datafusion::parquet::file::metadata::ColumnChunkMetaData;
+use datafusion::parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
+use datafusion::parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use datafusion::parquet::schema::types::ColumnDescPtr;
+
+use super::dictionary_chunk::compressed;
+
+/// Rows per data page at most (the Arrow writer's default page row limit).
+const PAGE_ROWS: usize = 20_000;
+
+/// Uncompressed bytes per data page: a page is cut once it holds this many (the Arrow
+/// writer's default page size limit).
+const PAGE_BYTES: usize = 1024 * 1024;
+
+/// The chunk of a required text column whose rows are `rows` (dictionary pages none,
+/// statistics none): its bytes (data pages with headers, offsets from the start of the
+/// bytes) and what `append_column` needs to know of it.
+pub fn encode<'a>(
+    descr: ColumnDescPtr,
+    rows: impl IntoIterator<Item = &'a str>,
+) -> Result<(Bytes, ColumnCloseResult)> {
+    if descr.max_def_level() > 0 || descr.max_rep_level() > 0 {
+        return Err(ParquetError::General(format!(
+            "plain chunk of the optional or repeated column {}",
+            descr.path()
+        )));
+    }
+    let mut sink = TrackedWrite::new(Vec::new());
+    let mut uncompressed = 0u64;
+    let mut page_locations = Vec::new();
+    let mut row_count = 0usize;
+    {
+        let mut pages = SerializedPageWriter::new(&mut sink);
+        let mut snappy = snap::raw::Encoder::new();
+        let mut buf: Vec<u8> = Vec::with_capacity(PAGE_BYTES + PAGE_BYTES / 4);
+        let mut page_rows = 0usize;
+        let mut flush = |buf: &mut Vec<u8>, page_rows: usize, first_row: usize| -> Result<()> {
+            let spec = pages.write_page(compressed(
+                &mut snappy,
+                Page::DataPage {
+                    buf: Bytes::new(),
+                    num_values: page_rows as u32,
+                    encoding: Encoding::PLAIN,
+                    def_level_encoding: Encoding::RLE,
+                    rep_level_encoding: Encoding::RLE,
+                    statistics: None,
+                },
+                buf,
+            ))?;
+            page_locations.push(PageLocation {
+                offset: spec.offset as i64,
+                compressed_page_size: spec.bytes_written as i32,
+                first_row_index: first_row as i64,
+            });
+            uncompressed += spec.uncompressed_size as u64;
+            buf.clear();
+            Ok(())
+        };
+        for text in rows {
+            let len = u32::try_from(text.len()).map_err(|_| {
+                ParquetError::General(format!("a value of {} over 4 GiB", descr.path()))
+            })?;
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(text.as_bytes());
+            page_rows += 1;
+            row_count += 1;
+            if page_rows == PAGE_ROWS || buf.len() >= PAGE_BYTES {
+                flush(&mut buf, page_rows, row_count - page_rows)?;
+                page_rows = 0;
+            }
+        }
+        // An empty chunk still has one (empty) page, as the Arrow writer's does.
+        if page_rows > 0 || row_count == 0 {
+            flush(&mut buf, page_rows, row_count - page_rows)?;
+        }
+        pages.close()?;
+    }
+    let bytes = Bytes::from(sink.into_inner()?);
+    let meta = ColumnChunkMetaData::builder(descr.clone())
+        .set_compression(Compression::SNAPPY)
+        .set_encodings_mask(EncodingMask::new_from_encodings(
+            [Encoding::PLAIN, Encoding::RLE].iter(),
+        ))
+        .set_num_values(row_count as i64)
+        .set_total_compressed_size(bytes.len() as i64)
+        .set_total_uncompressed_size(uncompressed as i64)
+        .set_data_page_offset(0);
+    let close = ColumnCloseResult {
+        bytes_written: bytes.len() as u64,
+        rows_written: row_count as u64,
+        metadata: meta.build()?,
+        bloom_filter: None,
+        column_index: None,
+        // The file's other columns have one, and a file has one for every column or none.
+        offset_index: Some(OffsetIndexMetaData {
+            page_locations,
+            unencoded_byte_array_data_bytes: None,
+        }),
+    };
+    Ok((bytes, close))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `rows` as the one (required) column of a file and reads it back, with the
+    /// number of pages the file's offset index lists.
+    fn round_trip(rows: &[String]) -> (Vec<String>, usize) {
+        use datafusion::arrow::array::{Array, StringArray};
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        use datafusion::parquet::arrow::arrow_reader::{
+            ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+        };
+        use datafusion::parquet::arrow::ArrowSchemaConverter;
+        use datafusion::parquet::file::properties::WriterProperties;
+        use datafusion::parquet::file::writer::SerializedFileWriter;
+
+        let schema = Schema::new(vec![Field::new("c", DataType::Utf8, false)]);
+        let parquet_schema = ArrowSchemaConverter::new().convert(&schema).unwrap();
+        let mut out = Vec::new();
+        let mut w = SerializedFileWriter::new(
+            &mut out,
+            parquet_schema.root_schema_ptr(),
+            std::sync::Arc::new(WriterProperties::default()),
+        )
+        .unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        let (bytes, close) =
+            encode(parquet_schema.column(0), rows.iter().map(String::as_str)).unwrap();
+        rg.append_column(&bytes, close).unwrap();
+        rg.close().unwrap();
+        w.close().unwrap();
+        let options = ArrowReaderOptions::new().with_page_index(true);
+        let reader =
+            ParquetRecordBatchReaderBuilder::try_new_with_options(Bytes::from(out), options)
+                .unwrap();
+        let pages = reader.metadata().offset_index().unwrap()[0][0]
+            .page_locations()
+            .len();
+        assert_eq!(
+            reader.metadata().file_metadata().num_rows(),
+            rows.len() as i64
+        );
+        let mut texts = Vec::new();
+        for b in reader.build().unwrap() {
+            let b = b.unwrap();
+            let a = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+            assert_eq!(a.null_count(), 0);
+            texts.extend((0..a.len()).map(|i| a.value(i).to_string()));
+        }
+        (texts, pages)
+    }
+
+    #[test]
+    fn a_chunk_reads_back_as_written() {
+        // Short rows: pages cut at 20,000 rows (45,000 rows, three pages).
+        let short: Vec<String> = (0..45_000).map(|i| format!("{{\"n\":{i}}}")).collect();
+        assert_eq!(round_trip(&short), (short.clone(), 3));
+        // Long rows: pages cut at 1 MiB (3,000 rows of 1,000 bytes and a length: the
+        // 1,045th row fills the first page).
+        let long: Vec<String> = (0..3_000)
+            .map(|i| format!("{i:>8}{}", "é".repeat(496)))
+            .collect();
+        assert_eq!(long[0].len(), 1_000);
+        assert_eq!(round_trip(&long), (long.clone(), 3));
+        // Empty texts, a page of one row, and no rows at all.
+        let empty = vec![String::new(); 5];
+        assert_eq!(round_trip(&empty), (empty.clone(), 1));
+        assert_eq!(round_trip(&["x".to_string()]), (vec!["x".to_string()], 1));
+        assert_eq!(round_trip(&[]), (vec![], 1));
+    }
+
+    #[test]
+    fn an_optional_column_is_refused() {
+        use datafusion::parquet::schema::types::{SchemaDescriptor, Type};
+        let optional =
+            Type::primitive_type_builder("c", datafusion::parquet::basic::Type::BYTE_ARRAY)
+                .with_repetition(datafusion::parquet::basic::Repetition::OPTIONAL)
+                .build()
+                .unwrap();
+        let root = Type::group_type_builder("schema")
+            .with_fields(vec![std::sync::Arc::new(optional)])
+            .build()
+            .unwrap();
+        let descr = SchemaDescriptor::new(std::sync::Arc::new(root));
+        assert!(encode(descr.column(0), ["a"]).is_err());
+    }
+}
