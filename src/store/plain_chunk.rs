@@ -130,6 +130,7 @@ mod tests {
             ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
         };
         use datafusion::parquet::arrow::ArrowSchemaConverter;
+        use datafusion::parquet::file::metadata::PageIndexPolicy;
         use datafusion::parquet::file::properties::WriterProperties;
         use datafusion::parquet::file::writer::SerializedFileWriter;
 
@@ -148,7 +149,7 @@ mod tests {
         rg.append_column(&bytes, close).unwrap();
         rg.close().unwrap();
         w.close().unwrap();
-        let options = ArrowReaderOptions::new().with_page_index(true);
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
         let reader =
             ParquetRecordBatchReaderBuilder::try_new_with_options(Bytes::from(out), options)
                 .unwrap();
