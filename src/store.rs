@@ -28,6 +28,8 @@ use crate::event::Voice;
 use crate::ingest::{FileSummary, Ingested};
 use crate::reduce::Derived;
 
+#[cfg(test)]
+mod chunk_test_support;
 mod dictionary_chunk;
 mod plain_chunk;
 

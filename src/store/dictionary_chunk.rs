@@ -292,6 +292,7 @@ pub fn rle_hybrid(values: &[u32], width: u8, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::chunk_test_support::{byte_array_column, one_column_file, texts};
     use super::*;
 
     /// Reads the hybrid back (a plain reading of the format, for the tests).
@@ -388,28 +389,9 @@ mod tests {
     /// Writes `col` as the one column of a file, reads it back: the texts, by row, and the
     /// row group's min/max statistics.
     fn round_trip(col: &DictionaryColumn, nullable: bool) -> (Vec<Option<String>>, MinMax) {
-        use datafusion::arrow::array::{Array, StringArray};
-        use datafusion::arrow::datatypes::{DataType, Field, Schema};
         use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-        use datafusion::parquet::arrow::ArrowSchemaConverter;
-        use datafusion::parquet::file::properties::WriterProperties;
-        use datafusion::parquet::file::writer::SerializedFileWriter;
-
-        let schema = Schema::new(vec![Field::new("c", DataType::Utf8, nullable)]);
-        let parquet_schema = ArrowSchemaConverter::new().convert(&schema).unwrap();
-        let mut out = Vec::new();
-        let mut w = SerializedFileWriter::new(
-            &mut out,
-            parquet_schema.root_schema_ptr(),
-            std::sync::Arc::new(WriterProperties::default()),
-        )
-        .unwrap();
-        let mut rg = w.next_row_group().unwrap();
-        let (bytes, close) = encode(parquet_schema.column(0), col).unwrap();
-        rg.append_column(&bytes, close).unwrap();
-        rg.close().unwrap();
-        w.close().unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(out)).unwrap();
+        let file = one_column_file(nullable, |descr| encode(descr, col));
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
         let stats = reader
             .metadata()
             .row_group(0)
@@ -421,13 +403,7 @@ mod tests {
                     s.max_bytes_opt().unwrap().to_vec(),
                 )
             });
-        let mut texts = Vec::new();
-        for b in reader.build().unwrap() {
-            let b = b.unwrap();
-            let a = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-            texts.extend((0..a.len()).map(|i| a.is_valid(i).then(|| a.value(i).to_string())));
-        }
-        (texts, stats)
+        (texts(reader), stats)
     }
 
     #[test]
@@ -483,22 +459,12 @@ mod tests {
 
     #[test]
     fn a_null_in_a_required_column_is_an_error() {
-        use datafusion::parquet::schema::types::{SchemaDescriptor, Type};
-        let required =
-            Type::primitive_type_builder("c", datafusion::parquet::basic::Type::BYTE_ARRAY)
-                .with_repetition(datafusion::parquet::basic::Repetition::REQUIRED)
-                .build()
-                .unwrap();
-        let root = Type::group_type_builder("schema")
-            .with_fields(vec![std::sync::Arc::new(required)])
-            .build()
-            .unwrap();
-        let descr = SchemaDescriptor::new(std::sync::Arc::new(root));
+        let descr = byte_array_column(datafusion::parquet::basic::Repetition::REQUIRED);
         let col = DictionaryColumn {
             keys: &[Some(0), None],
             texts: &["a"],
             statistics: false,
         };
-        assert!(encode(descr.column(0), &col).is_err());
+        assert!(encode(descr, &col).is_err());
     }
 }

@@ -119,40 +119,22 @@ pub fn encode<'a>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::chunk_test_support::{byte_array_column, one_column_file, texts};
     use super::*;
 
     /// Writes `rows` as the one (required) column of a file and reads it back, with the
     /// number of pages the file's offset index lists.
     fn round_trip(rows: &[String]) -> (Vec<String>, usize) {
-        use datafusion::arrow::array::{Array, StringArray};
-        use datafusion::arrow::datatypes::{DataType, Field, Schema};
         use datafusion::parquet::arrow::arrow_reader::{
             ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
         };
-        use datafusion::parquet::arrow::ArrowSchemaConverter;
         use datafusion::parquet::file::metadata::PageIndexPolicy;
-        use datafusion::parquet::file::properties::WriterProperties;
-        use datafusion::parquet::file::writer::SerializedFileWriter;
 
-        let schema = Schema::new(vec![Field::new("c", DataType::Utf8, false)]);
-        let parquet_schema = ArrowSchemaConverter::new().convert(&schema).unwrap();
-        let mut out = Vec::new();
-        let mut w = SerializedFileWriter::new(
-            &mut out,
-            parquet_schema.root_schema_ptr(),
-            std::sync::Arc::new(WriterProperties::default()),
-        )
-        .unwrap();
-        let mut rg = w.next_row_group().unwrap();
-        let (bytes, close) =
-            encode(parquet_schema.column(0), rows.iter().map(String::as_str)).unwrap();
-        rg.append_column(&bytes, close).unwrap();
-        rg.close().unwrap();
-        w.close().unwrap();
+        let file = one_column_file(false, |descr| {
+            encode(descr, rows.iter().map(String::as_str))
+        });
         let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-        let reader =
-            ParquetRecordBatchReaderBuilder::try_new_with_options(Bytes::from(out), options)
-                .unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options).unwrap();
         let pages = reader.metadata().offset_index().unwrap()[0][0]
             .page_locations()
             .len();
@@ -160,13 +142,10 @@ mod tests {
             reader.metadata().file_metadata().num_rows(),
             rows.len() as i64
         );
-        let mut texts = Vec::new();
-        for b in reader.build().unwrap() {
-            let b = b.unwrap();
-            let a = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-            assert_eq!(a.null_count(), 0);
-            texts.extend((0..a.len()).map(|i| a.value(i).to_string()));
-        }
+        let texts = texts(reader)
+            .into_iter()
+            .map(|t| t.expect("a required column has no nulls"))
+            .collect();
         (texts, pages)
     }
 
@@ -191,17 +170,7 @@ mod tests {
 
     #[test]
     fn an_optional_column_is_refused() {
-        use datafusion::parquet::schema::types::{SchemaDescriptor, Type};
-        let optional =
-            Type::primitive_type_builder("c", datafusion::parquet::basic::Type::BYTE_ARRAY)
-                .with_repetition(datafusion::parquet::basic::Repetition::OPTIONAL)
-                .build()
-                .unwrap();
-        let root = Type::group_type_builder("schema")
-            .with_fields(vec![std::sync::Arc::new(optional)])
-            .build()
-            .unwrap();
-        let descr = SchemaDescriptor::new(std::sync::Arc::new(root));
-        assert!(encode(descr.column(0), ["a"]).is_err());
+        let descr = byte_array_column(datafusion::parquet::basic::Repetition::OPTIONAL);
+        assert!(encode(descr, ["a"]).is_err());
     }
 }
