@@ -173,10 +173,21 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
             false,
         ));
     }
+    finished(bytes, keys.len(), meta.build()?, page_locations)
+}
+
+/// A written chunk (`bytes`, of `rows` rows) with what `append_column` needs to know of it:
+/// its metadata and its offset index (no column index, no bloom filter).
+pub(super) fn finished(
+    bytes: Bytes,
+    rows: usize,
+    metadata: ColumnChunkMetaData,
+    page_locations: Vec<PageLocation>,
+) -> Result<(Bytes, ColumnCloseResult)> {
     let close = ColumnCloseResult {
         bytes_written: bytes.len() as u64,
-        rows_written: keys.len() as u64,
-        metadata: meta.build()?,
+        rows_written: rows as u64,
+        metadata,
         bloom_filter: None,
         column_index: None,
         // The file's other columns have one, and a file has one for every column or none.

@@ -16,11 +16,11 @@ use datafusion::parquet::column::page::{Page, PageWriter};
 use datafusion::parquet::column::writer::ColumnCloseResult;
 use datafusion::parquet::errors::{ParquetError, Result};
 use datafusion::parquet::file::metadata::ColumnChunkMetaData;
-use datafusion::parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
+use datafusion::parquet::file::page_index::offset_index::PageLocation;
 use datafusion::parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use datafusion::parquet::schema::types::ColumnDescPtr;
 
-use super::dictionary_chunk::compressed;
+use super::dictionary_chunk::{compressed, finished};
 
 /// Rows per data page at most (the Arrow writer's default page row limit).
 const PAGE_ROWS: usize = 20_000;
@@ -102,19 +102,7 @@ pub fn encode<'a>(
         .set_total_compressed_size(bytes.len() as i64)
         .set_total_uncompressed_size(uncompressed as i64)
         .set_data_page_offset(0);
-    let close = ColumnCloseResult {
-        bytes_written: bytes.len() as u64,
-        rows_written: row_count as u64,
-        metadata: meta.build()?,
-        bloom_filter: None,
-        column_index: None,
-        // The file's other columns have one, and a file has one for every column or none.
-        offset_index: Some(OffsetIndexMetaData {
-            page_locations,
-            unencoded_byte_array_data_bytes: None,
-        }),
-    };
-    Ok((bytes, close))
+    finished(bytes, row_count, meta.build()?, page_locations)
 }
 
 #[cfg(test)]
