@@ -303,7 +303,8 @@ impl<'a> EventColumns<'a> {
         )
     }
 
-    /// The columns of `chunk` that are not id columns, by name: `seq`, `ts`, `line`, `data`.
+    /// The columns of `chunk` written through the Arrow column writers, by name: `seq`, `ts`,
+    /// `line` (the id columns and `data` are written as chunks of their own).
     fn unkeyed(&self, chunk: &[&crate::event::Event]) -> [(&'static str, ArrayRef); 3] {
         let n = chunk.len();
         let (mut seq, mut ts, mut line) = (

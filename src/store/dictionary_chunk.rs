@@ -96,16 +96,13 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
             dict.extend_from_slice(&(t.len() as u32).to_le_bytes());
             dict.extend_from_slice(t.as_bytes());
         }
-        let spec = pages.write_page(compressed(
-            &mut snappy,
-            Page::DictionaryPage {
-                buf: Bytes::new(),
-                num_values: distinct.len() as u32,
-                encoding: Encoding::PLAIN,
-                is_sorted: false,
-            },
-            &dict,
-        ))?;
+        let dict_page = Page::DictionaryPage {
+            buf: snappy_bytes(&mut snappy, &dict),
+            num_values: distinct.len() as u32,
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        let spec = pages.write_page(CompressedPage::new(dict_page, dict.len()))?;
         uncompressed += spec.uncompressed_size as u64;
         let width = bit_width(distinct.len().saturating_sub(1) as u64);
         let mut values = Vec::with_capacity(PAGE_ROWS);
@@ -122,17 +119,11 @@ pub fn encode(descr: ColumnDescPtr, col: &DictionaryColumn) -> Result<(Bytes, Co
             values.extend(page.iter().flatten());
             buf.push(width);
             rle_hybrid(&values, width, &mut buf);
-            let spec = pages.write_page(compressed(
+            let spec = pages.write_page(data_page(
                 &mut snappy,
-                Page::DataPage {
-                    buf: Bytes::new(),
-                    num_values: page.len() as u32,
-                    encoding: Encoding::RLE_DICTIONARY,
-                    def_level_encoding: Encoding::RLE,
-                    rep_level_encoding: Encoding::RLE,
-                    statistics: None,
-                },
                 &buf,
+                page.len(),
+                Encoding::RLE_DICTIONARY,
             ))?;
             data_page_offset.get_or_insert(spec.offset);
             page_locations.push(PageLocation {
@@ -199,50 +190,33 @@ pub(super) fn finished(
     Ok((bytes, close))
 }
 
-/// A page with `buf` (uncompressed) compressed with `snappy` in place of its empty buffer.
-/// (The encoder is reused for its tables; compressing into a reused buffer and copying
-/// out took more instructions than `compress_vec`'s new buffer.)
-pub(super) fn compressed(
-    snappy: &mut snap::raw::Encoder,
-    page: Page,
-    buf: &[u8],
-) -> CompressedPage {
-    let size = buf.len();
-    let packed = Bytes::from(
+/// `buf` compressed with `snappy`. (The encoder is reused for its tables; compressing into
+/// a reused buffer and copying out took more instructions than `compress_vec`'s new buffer.)
+fn snappy_bytes(snappy: &mut snap::raw::Encoder, buf: &[u8]) -> Bytes {
+    Bytes::from(
         snappy
             .compress_vec(buf)
             .expect("snappy compresses any input of this size"),
-    );
-    let page = match page {
-        Page::DictionaryPage {
-            num_values,
-            encoding,
-            is_sorted,
-            ..
-        } => Page::DictionaryPage {
-            buf: packed,
-            num_values,
-            encoding,
-            is_sorted,
-        },
-        Page::DataPage {
-            num_values,
-            encoding,
-            def_level_encoding,
-            rep_level_encoding,
-            statistics,
-            ..
-        } => Page::DataPage {
-            buf: packed,
-            num_values,
-            encoding,
-            def_level_encoding,
-            rep_level_encoding,
-            statistics,
-        },
-        other => other,
+    )
+}
+
+/// A version 1 data page of `num_values` values of a flat column: `buf` (the definition
+/// levels if any, then the values in `encoding`) compressed with `snappy`.
+pub(super) fn data_page(
+    snappy: &mut snap::raw::Encoder,
+    buf: &[u8],
+    num_values: usize,
+    encoding: Encoding,
+) -> CompressedPage {
+    let page = Page::DataPage {
+        buf: snappy_bytes(snappy, buf),
+        num_values: num_values as u32,
+        encoding,
+        def_level_encoding: Encoding::RLE,
+        rep_level_encoding: Encoding::RLE,
+        statistics: None,
     };
-    CompressedPage::new(page, size)
+    CompressedPage::new(page, buf.len())
 }
 
 /// Bits to write `max` (at least one).

@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 use datafusion::parquet::basic::{Compression, Encoding, EncodingMask};
-use datafusion::parquet::column::page::{Page, PageWriter};
+use datafusion::parquet::column::page::PageWriter;
 use datafusion::parquet::column::writer::ColumnCloseResult;
 use datafusion::parquet::errors::{ParquetError, Result};
 use datafusion::parquet::file::metadata::ColumnChunkMetaData;
@@ -20,7 +20,7 @@ use datafusion::parquet::file::page_index::offset_index::PageLocation;
 use datafusion::parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use datafusion::parquet::schema::types::ColumnDescPtr;
 
-use super::dictionary_chunk::{compressed, finished};
+use super::dictionary_chunk::{data_page, finished};
 
 /// Rows per data page at most (the Arrow writer's default page row limit).
 const PAGE_ROWS: usize = 20_000;
@@ -52,18 +52,7 @@ pub fn encode<'a>(
         let mut buf: Vec<u8> = Vec::with_capacity(PAGE_BYTES + PAGE_BYTES / 4);
         let mut page_rows = 0usize;
         let mut flush = |buf: &mut Vec<u8>, page_rows: usize, first_row: usize| -> Result<()> {
-            let spec = pages.write_page(compressed(
-                &mut snappy,
-                Page::DataPage {
-                    buf: Bytes::new(),
-                    num_values: page_rows as u32,
-                    encoding: Encoding::PLAIN,
-                    def_level_encoding: Encoding::RLE,
-                    rep_level_encoding: Encoding::RLE,
-                    statistics: None,
-                },
-                buf,
-            ))?;
+            let spec = pages.write_page(data_page(&mut snappy, buf, page_rows, Encoding::PLAIN))?;
             page_locations.push(PageLocation {
                 offset: spec.offset as i64,
                 compressed_page_size: spec.bytes_written as i32,
