@@ -1,21 +1,9 @@
-//! Typed errors of the library. Every error that comes from input carries where it
+//! Typed errors of the library (the core's, taken in one to one, and the warehouse's). Every error that comes from input carries where it
 //! happened (`file:line`), so the binary can print one clear line and exit 1.
 
-use std::fmt;
 use std::path::PathBuf;
 
-/// A place in an input file: shown as `file:line`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
-    pub file: String,
-    pub line: u64,
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
-    }
-}
+pub use runlog_core::Location;
 
 /// Errors of the runlog library.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +41,20 @@ pub enum Error {
 impl From<datafusion::error::DataFusionError> for Error {
     fn from(e: datafusion::error::DataFusionError) -> Self {
         Error::DataFusion(Box::new(e))
+    }
+}
+
+/// The core's errors are taken in variant by variant: they print the same.
+impl From<runlog_core::Error> for Error {
+    fn from(e: runlog_core::Error) -> Self {
+        use runlog_core::Error as C;
+        match e {
+            C::Io { path, source } => Error::Io { path, source },
+            C::NotFound(p) => Error::NotFound(p),
+            C::Invalid(m) => Error::Invalid(m),
+            C::At { location, message } => Error::At { location, message },
+            C::Json(e) => Error::Json(e),
+        }
     }
 }
 

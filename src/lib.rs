@@ -7,65 +7,30 @@
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
 pub mod bench;
-pub mod decode;
 pub mod engine;
 pub mod error;
-pub mod event;
-pub mod gen;
 pub mod html;
-pub mod import;
-pub mod ingest;
 pub mod location;
 pub mod query;
-pub mod reduce;
 pub mod replay;
 pub mod report;
 pub mod shard;
 pub mod spill;
 pub mod store;
 
+/// The core stages (no Arrow or DataFusion), under the names they had in this crate.
+pub use runlog_core::{decode, event, gen, import, ingest, reduce};
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use datafusion::arrow::array::RecordBatch;
-use rayon::prelude::*;
-use serde::Serialize;
 
 pub use error::{Error, Location, Result};
-pub use event::Event;
 pub use ingest::{IngestOptions, Ingested};
 pub use reduce::{Derived, Reducer};
-
-/// Reduces every agent, in parallel; rows come out in `root` order.
-pub fn reduce_all(ing: &Ingested) -> Derived {
-    let parts: Vec<Derived> = ing
-        .agents
-        .par_iter()
-        .map(|a| reduce::reduce_agent(&a.root, &a.events))
-        .collect();
-    Derived::concat(parts)
-}
-
-/// The accounting of one ingest, printed after it and stored in the warehouse manifest.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Summary {
-    pub files: u64,
-    pub skipped_files: u64,
-    pub bytes: u64,
-    pub lines_read: u64,
-    pub blank_lines: u64,
-    pub kept: u64,
-    pub duplicates: u64,
-    pub rejects: u64,
-    pub agents: u64,
-    pub intervals: u64,
-    pub seconds: f64,
-    pub mb_per_s: f64,
-    /// `lines_read == kept + duplicates + rejects`.
-    pub adds_up: bool,
-    pub per_file: Vec<ingest::FileSummary>,
-}
+pub use runlog_core::{reduce_all, summarize, Event, Summary};
 
 /// Everything one ingest produced, in memory.
 pub struct Loaded {
@@ -139,29 +104,4 @@ pub fn load_into_warehouse(
         derived,
         summary,
     })
-}
-
-/// The summary of an ingest that took `seconds`.
-pub fn summarize(ing: &Ingested, d: &Derived, seconds: f64) -> Summary {
-    let t = ing.totals();
-    Summary {
-        files: ing.files.len() as u64,
-        skipped_files: ing.skipped_files.len() as u64,
-        bytes: t.bytes,
-        lines_read: t.lines,
-        blank_lines: t.blank,
-        kept: t.kept,
-        duplicates: t.duplicates,
-        rejects: t.rejects,
-        agents: ing.agents.len() as u64,
-        intervals: d.intervals.len() as u64,
-        seconds,
-        mb_per_s: if seconds > 0.0 {
-            t.bytes as f64 / 1e6 / seconds
-        } else {
-            0.0
-        },
-        adds_up: t.lines == t.kept + t.duplicates + t.rejects,
-        per_file: ing.files.clone(),
-    }
 }

@@ -27,7 +27,7 @@ fn check(paths: &[PathBuf], partitions: usize) {
     let spill_dir = tempfile::tempdir().unwrap();
     let mut agents = Vec::new();
     let mut seen = Vec::new();
-    let totals = runlog::spill::ingest_partitioned(
+    let totals = runlog::ingest::spill::ingest_partitioned::<runlog::Error>(
         paths,
         &opts,
         &spill_dir.path().join("spill"),

@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn phase_sample_usage_is_inclusive() {
         let sample = include_str!(
-            "../../tests/samples/vercel-ai/openai-responses/openai-phase.1.chunks.jsonl"
+            "../../../../tests/samples/vercel-ai/openai-responses/openai-phase.1.chunks.jsonl"
         );
         let lines: Vec<&str> = sample.lines().filter(|l| !l.trim().is_empty()).collect();
         let evs = run(&lines);

@@ -4,6 +4,8 @@
 //!
 //! Nothing is lost: every non-blank line read ends up kept, a duplicate, or a reject.
 
+pub mod spill;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};

@@ -8,7 +8,9 @@
 /// took 64 bytes more per event, the largest part of ingest's memory.
 pub type Id = arcstr::ArcStr;
 
-pub use crate::reduce::payload::PayloadIndex;
+pub mod payload;
+
+pub use payload::PayloadIndex;
 
 /// One kept event of a recorded session log.
 ///

@@ -9,7 +9,7 @@
 //! its reasons. So the fast path can change speed, never outcomes; the fuzz target
 //! `decode_line` checks that whatever it accepts, the general decoder accepts the same.
 
-use crate::reduce::payload::Members;
+use crate::event::payload::Members;
 
 /// An event's envelope as the fast path reads it: the line's own text, borrowed, so that
 /// the reader decides how ids become [`crate::event::Id`]s (shared, one per distinct text).

@@ -6,11 +6,14 @@
 //! changed, so the same code serves batch ingest ([`reduce_agent`]) and live monitoring
 //! (`runlog replay --follow`). [`Reducer::finish`] turns its state into table rows.
 
-pub mod payload;
+/// The payload walker lives with the event it reads ([`crate::event::payload`]); this
+/// name stays for the code and tests that knew it here.
+pub use crate::event::payload;
 pub mod rules;
 
 use ahash::AHashMap as HashMap;
 
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::event::{Event, Id, Kind, PayloadIndex, Voice};
@@ -196,6 +199,16 @@ impl Derived {
         self.runs.append(&mut other.runs);
         self.agents.append(&mut other.agents);
     }
+}
+
+/// Reduces every agent of an ingest, in parallel; rows come out in `root` order.
+pub fn reduce_all(ing: &crate::ingest::Ingested) -> Derived {
+    let parts: Vec<Derived> = ing
+        .agents
+        .par_iter()
+        .map(|a| reduce_agent(&a.root, &a.events))
+        .collect();
+    Derived::concat(parts)
 }
 
 /// Reduces one agent's events (in `seq` order) into its rows.

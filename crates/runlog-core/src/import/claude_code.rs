@@ -713,7 +713,7 @@ mod tests {
     fn main_transcript_links_its_task_subagent() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/samples/claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+            "/../../tests/samples/claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
         );
         let text = std::fs::read_to_string(path).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

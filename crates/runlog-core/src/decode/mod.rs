@@ -1,9 +1,8 @@
 //! The line decoder: one line's bytes → an [`Event`] (EVENTS.md envelope) or the reason it
 //! is rejected, plus the masked excerpt kept with a reject (SEMANTICS.md §7).
 //!
-//! It is a light module on purpose: it depends only on std, serde, serde_json, chrono and
-//! [`crate::event`], so the fuzz target (`fuzz/fuzz_targets/decode_line.rs`) and benchmarks
-//! can compile it alone, without DataFusion.
+//! It depends only on std, serde, serde_json, chrono and [`crate::event`]; the fuzz
+//! targets (`fuzz/fuzz_targets/`) link the core crate and call it as it is.
 
 use std::borrow::Cow;
 
@@ -12,7 +11,6 @@ use serde_json::value::RawValue;
 
 use crate::event::{Event, Kind, PayloadIndex};
 
-#[path = "decode/fast.rs"]
 mod fast;
 pub use fast::{parse_ts_common, Envelope, LastMinute};
 

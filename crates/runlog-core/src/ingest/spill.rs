@@ -1,0 +1,372 @@
+//! Spill: ingest logs larger than memory.
+//!
+//! The in-memory pipeline holds every event of the input at once, so its peak grows with
+//! the input. With a spill, ingest works in two passes instead:
+//!
+//! 1. Read every file (in parallel) and append each decoded canonical event to one of `P`
+//!    partition files on disk, chosen by a stable hash of its `root`; imported files
+//!    (IMPORTERS.md) are small and stay in memory until their roots are resolved, then go
+//!    to their partitions too. Rejects and per-file line counts are kept in memory.
+//! 2. For each partition in turn: read it back, assemble its agents (order, duplicates,
+//!    conflicts), reduce them, and hand the result to the caller, which writes its Parquet
+//!    parts and drops it. Memory holds one partition's agents at a time.
+//!
+//! Every agent's events land in one partition, so each partition is complete on its own;
+//! the union of the partitions' tables is exactly the in-memory ingest's (a test checks
+//! it). The partition files live in a temporary folder that is removed at the end; where
+//! that folder is, and how the partitions' tables are written and committed, is the
+//! caller's (`runlog::pipeline`).
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use super::{self as ingest, Accounting, Agent, IngestOptions, Ingested};
+use crate::error::{Error, Result};
+use crate::event::{Event, PayloadIndex};
+use crate::import::Format;
+
+/// The partition of a root among `n`: a stable hash (FNV-1a, mixed so that partitions and
+/// shards of the same count do not coincide).
+pub fn partition_of(root: &str, n: usize) -> usize {
+    let h = crate::shard::root_hash(root).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h >> 32) % n.max(1) as u64) as usize
+}
+
+/// Partition files being written.
+pub struct Spill {
+    dir: PathBuf,
+    parts: Vec<Mutex<BufWriter<File>>>,
+    events: AtomicU64,
+    bytes: AtomicU64,
+    error: Mutex<Option<std::io::Error>>,
+}
+
+impl Spill {
+    /// Creates `partitions` empty partition files in a new folder `dir`.
+    pub fn create(dir: &Path, partitions: usize) -> Result<Spill> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let parts = (0..partitions.max(1))
+            .map(|p| {
+                let path = dir.join(format!("p{p:05}.bin"));
+                let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
+                Ok(Mutex::new(BufWriter::with_capacity(1 << 16, f)))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Spill {
+            dir: dir.to_path_buf(),
+            parts,
+            events: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            error: Mutex::new(None),
+        })
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Appends (and drains) events to their partitions. A write error is kept and
+    /// reported by [`Spill::finish`].
+    pub fn push(&self, events: &mut Vec<Event>) {
+        let n = self.parts.len();
+        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); n];
+        for ev in events.drain(..) {
+            encode(&ev, &mut bufs[partition_of(&ev.root, n)]);
+            self.events.fetch_add(1, Ordering::Relaxed);
+        }
+        for (p, buf) in bufs.iter().enumerate() {
+            if buf.is_empty() {
+                continue;
+            }
+            self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            let mut w = self.parts[p].lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = w.write_all(buf) {
+                self.error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+            }
+        }
+    }
+
+    /// Bytes written to the partition files so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Flushes the partition files; returns their paths.
+    pub fn finish(self) -> Result<Vec<PathBuf>> {
+        if let Some(e) = self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(Error::io(&self.dir, e));
+        }
+        let mut paths = Vec::with_capacity(self.parts.len());
+        for (p, w) in self.parts.into_iter().enumerate() {
+            let mut w = w.into_inner().unwrap_or_else(|e| e.into_inner());
+            w.flush().map_err(|e| Error::io(&self.dir, e))?;
+            paths.push(self.dir.join(format!("p{p:05}.bin")));
+        }
+        Ok(paths)
+    }
+}
+
+fn put_str(s: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// The spill record of one event: fixed fields, then length-prefixed strings.
+fn encode(ev: &Event, out: &mut Vec<u8>) {
+    out.extend_from_slice(&ev.seq.to_le_bytes());
+    out.extend_from_slice(&ev.ts.to_le_bytes());
+    out.extend_from_slice(&ev.file.to_le_bytes());
+    out.extend_from_slice(&ev.line.to_le_bytes());
+    put_str(&ev.root, out);
+    put_str(&ev.session, out);
+    match &ev.turn {
+        Some(t) => put_str(t, out),
+        None => out.extend_from_slice(&u32::MAX.to_le_bytes()),
+    }
+    put_str(&ev.kind, out);
+    put_str(&ev.data, out);
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+}
+
+impl Cursor<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if self.b.len() < n {
+            return None;
+        }
+        let (a, rest) = self.b.split_at(n);
+        self.b = rest;
+        Some(a)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn string(&mut self) -> Option<Option<String>> {
+        let len = self.u32()?;
+        if len == u32::MAX {
+            return Some(None);
+        }
+        let bytes = self.take(len as usize)?;
+        Some(Some(String::from_utf8(bytes.to_vec()).ok()?))
+    }
+}
+
+/// Reads a partition file back.
+pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
+    let mut bytes = Vec::new();
+    BufReader::new(File::open(path).map_err(|e| Error::io(path, e))?)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    let mut c = Cursor { b: &bytes };
+    let mut out = Vec::new();
+    let corrupt = || Error::Invalid(format!("{}: corrupt spill partition", path.display()));
+    while !c.b.is_empty() {
+        let ev = (|| {
+            let mut ev = Event {
+                seq: c.u64()?,
+                ts: c.u64()? as i64,
+                file: c.u32()?,
+                line: c.u64()?,
+                root: c.string()??.into(),
+                session: c.string()??.into(),
+                turn: c.string()?.map(Into::into),
+                kind: c.string()??.into(),
+                data: c.string()??,
+                index: PayloadIndex::NONE,
+            };
+            ev.index = PayloadIndex::of(&ev.kind, &ev.data);
+            Some(ev)
+        })()
+        .ok_or_else(corrupt)?;
+        out.push(ev);
+    }
+    Ok(out)
+}
+
+/// One partition's agents, assembled.
+pub struct Partition {
+    pub index: usize,
+    pub agents: Vec<Agent>,
+    /// The input files, indexed by `Event::file` (names and formats; their accounting is
+    /// complete only in the [`Totals`]).
+    pub files: Vec<ingest::FileSummary>,
+}
+
+/// What a partitioned ingest read, besides the partitions: the files (their accounting
+/// complete once every partition was assembled), the rejects, the skipped files.
+pub type Totals = Ingested;
+
+/// Ingests `paths` through `partitions` spill partitions under `spill_dir` (created, and
+/// removed at the end), calling `each` with every partition's agents in turn (partitions
+/// are assembled in parallel, `each` runs on one partition at a time). Returns the files'
+/// accounting and the rejects (with no agents).
+pub fn ingest_partitioned<E: From<Error>>(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    spill_dir: &Path,
+    partitions: usize,
+    mut each: impl FnMut(Partition) -> Result<(), E>,
+) -> Result<Totals, E> {
+    let result = (|| -> Result<Totals, E> {
+        let (files, skipped) = ingest::discover(paths)?;
+        let rels: Vec<String> = files
+            .iter()
+            .map(|f| ingest::relative_name(f, paths))
+            .collect();
+        let spill = Arc::new(Spill::create(spill_dir, partitions)?);
+        let sink = spill.clone();
+        let mut spill_opts = opts.clone();
+        spill_opts.spill = Some(Arc::new(move |evs: &mut Vec<Event>| sink.push(evs)));
+        // Pass 1: every file read, canonical events spilled as they are decoded.
+        let reads: Vec<ingest::FileRead> = files
+            .par_iter()
+            .zip(&rels)
+            .enumerate()
+            .map(|(i, (p, rel))| {
+                let f = File::open(p).map_err(|e| Error::io(p, e))?;
+                ingest::read_stream_at(i as u32, &p.display().to_string(), rel, f, &spill_opts)
+            })
+            .collect::<Result<_>>()?;
+        drop(spill_opts);
+        let mut summaries = Vec::with_capacity(reads.len());
+        let mut imported = Vec::with_capacity(reads.len());
+        let mut rejects = Vec::new();
+        let mut held: Vec<Vec<Event>> = Vec::with_capacity(reads.len());
+        for mut fr in reads {
+            if fr.summary.format.is_empty() {
+                fr.summary.format = Format::Runlog.name().to_string();
+            }
+            imported.push(!matches!(fr.format, Format::Runlog | Format::Auto));
+            summaries.push(fr.summary);
+            rejects.extend(fr.rejects);
+            held.push(fr.events);
+        }
+        // Imported events: roots resolved across files, then spilled like the rest.
+        ingest::resolve_imported_roots(&mut held, &imported);
+        for mut evs in held {
+            spill.push(&mut evs);
+        }
+        let spill = Arc::try_unwrap(spill)
+            .map_err(|_| Error::Invalid("spill still shared after reading".into()))?;
+        let parts = spill.finish()?;
+        // Pass 2: partitions assembled a few at a time (one per thread), handed over in order.
+        let names: Vec<String> = summaries.iter().map(|f| f.file.clone()).collect();
+        let mut acc = Accounting::new(summaries.len());
+        let width = rayon::current_num_threads().max(1);
+        for (c, chunk) in parts.chunks(width).enumerate() {
+            let done: Vec<(usize, Vec<Agent>, Accounting)> = chunk
+                .par_iter()
+                .enumerate()
+                .map(|(k, path)| -> Result<(usize, Vec<Agent>, Accounting)> {
+                    let events = read_partition(path)?;
+                    let _ = std::fs::remove_file(path);
+                    let mut a = Accounting::new(names.len());
+                    let agents =
+                        ingest::assemble_events(vec![events], 1, &names, &imported, &mut a);
+                    Ok((k, agents, a))
+                })
+                .collect::<Result<_>>()?;
+            for (k, agents, a) in done {
+                acc.merge(a);
+                each(Partition {
+                    index: c * width + k,
+                    agents,
+                    files: summaries.clone(),
+                })?;
+            }
+        }
+        acc.apply(&mut summaries, &imported);
+        rejects.append(&mut acc.conflicts);
+        ingest::sort_rejects(&mut rejects, &names);
+        let mut totals = Ingested {
+            files: summaries,
+            skipped_files: skipped.iter().map(|p| p.display().to_string()).collect(),
+            agents: Vec::new(),
+            rejects,
+        };
+        ingest::excerpt_conflicts(&files, &mut totals, opts);
+        Ok(totals)
+    })();
+    let _ = std::fs::remove_dir_all(spill_dir);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spill_records_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::create(&dir.path().join("s"), 3).unwrap();
+        let ev = |root: &str, turn: Option<&str>| Event {
+            seq: 7,
+            ts: -5,
+            root: root.into(),
+            session: "s".into(),
+            turn: turn.map(Into::into),
+            kind: "turn/end".into(),
+            data: "{\"a\":\"ü\"}".into(),
+            file: 2,
+            line: 9,
+            index: PayloadIndex::of("turn/end", "{\"a\":\"ü\"}"),
+        };
+        let input: Vec<Event> = (0..50)
+            .map(|i| ev(&format!("r{i}"), (i % 2 == 0).then_some("t")))
+            .collect();
+        let mut buf = input.clone();
+        spill.push(&mut buf);
+        assert!(buf.is_empty());
+        let paths = spill.finish().unwrap();
+        let mut back: Vec<Event> = paths
+            .iter()
+            .flat_map(|p| read_partition(p).unwrap())
+            .collect();
+        back.sort_by(|a, b| a.root.cmp(&b.root));
+        let mut want = input;
+        want.sort_by(|a, b| a.root.cmp(&b.root));
+        assert_eq!(back, want);
+        // Every root in exactly the partition its hash names.
+        for (p, path) in paths.iter().enumerate() {
+            for e in read_partition(path).unwrap() {
+                assert_eq!(partition_of(&e.root, 3), p);
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_partition_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::create(&dir.path().join("s"), 1).unwrap();
+        let mut evs = vec![Event {
+            seq: 1,
+            ts: 0,
+            root: "r".into(),
+            session: "r".into(),
+            turn: None,
+            kind: "k".into(),
+            data: "{}".into(),
+            file: 0,
+            line: 1,
+            index: PayloadIndex::NONE,
+        }];
+        spill.push(&mut evs);
+        let paths = spill.finish().unwrap();
+        let bytes = std::fs::read(&paths[0]).unwrap();
+        std::fs::write(&paths[0], &bytes[..bytes.len() - 3]).unwrap();
+        assert!(read_partition(&paths[0]).is_err());
+    }
+}

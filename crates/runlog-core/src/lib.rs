@@ -1,0 +1,27 @@
+//! runlog's core: everything between a log line and the reduced rows, with no Arrow or
+//! DataFusion in it, so that it builds in seconds, its tests run alone
+//! (`cargo test -p runlog-core`) and the fuzz targets link it as it is.
+//!
+//! Data flows one way, each module importing only those before it:
+//! [`event`] (the event, its kind and payload index) → [`decode`] (a line into an event) →
+//! [`import`] (the runtimes' own formats into events) → [`ingest`] (files into validated,
+//! ordered agents and rejects; [`ingest::spill`] for inputs larger than memory) →
+//! [`reduce`] (the interval reducer, SEMANTICS.md) → [`summary`] (the accounting).
+//! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs
+//! for tests, demos and benchmarks.
+
+pub mod decode;
+pub mod error;
+pub mod event;
+pub mod gen;
+pub mod import;
+pub mod ingest;
+pub mod reduce;
+pub mod shard;
+pub mod summary;
+
+pub use error::{Error, Location, Result};
+pub use event::Event;
+pub use ingest::{IngestOptions, Ingested};
+pub use reduce::{reduce_all, Derived, Reducer};
+pub use summary::{summarize, Summary};

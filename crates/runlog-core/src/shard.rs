@@ -1,0 +1,130 @@
+//! Which agents a shard owns: `runlog ingest ... --shard I/N` keeps the agents whose root
+//! has `fnv1a64(root) % N == I`. The hash is a fixed function over the root's UTF-8 bytes,
+//! so every machine and every release agrees on it; spill partitions (and, later, warehouse
+//! buckets) are placed by the same hash. How shards commit into one warehouse is the
+//! warehouse's business (`runlog::commit`), not this module's.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::ingest::Ingested;
+
+/// Tables that are not per agent: shard 0 writes them for the whole input it read (a
+/// reject has no agent, or an agent whose events conflict; the `files` accounting counts
+/// every agent); the other shards commit them empty.
+pub const SHARED_TABLES: &[&str] = &["rejects", "files"];
+
+/// FNV-1a, 64 bits, of the root's bytes: the stable hash that places an agent in a shard.
+pub fn root_hash(root: &str) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    for &b in root.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+/// One shard of a sharded ingest: `index` of `count` (written `I/N`, `0 <= I < N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// The shard an agent's root belongs to, among `count`.
+    pub fn of(root: &str, count: u32) -> u32 {
+        (root_hash(root) % u64::from(count.max(1))) as u32
+    }
+
+    /// Whether this shard keeps the agent with this root.
+    pub fn owns(&self, root: &str) -> bool {
+        Shard::of(root, self.count) == self.index
+    }
+
+    /// Whether this shard writes the tables that are not per agent ([`SHARED_TABLES`]).
+    pub fn owns_shared_tables(&self) -> bool {
+        self.index == 0
+    }
+
+    /// Keeps only this shard's agents (after assembly, before reduce).
+    pub fn retain(&self, ing: &mut Ingested) {
+        ing.agents.retain(|a| self.owns(&a.root));
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || format!("{s:?}: a shard is I/N with 0 <= I < N, like 0/3");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// A fingerprint of an ingest's inputs: FNV-1a over each file's name and size, in order.
+pub fn inputs_fingerprint(ing: &Ingested) -> String {
+    let mut text = String::new();
+    for f in &ing.files {
+        text.push_str(&f.file);
+        text.push('\0');
+        text.push_str(&f.bytes.to_string());
+        text.push('\n');
+    }
+    format!(
+        "{} files, fnv1a64 {:016x}",
+        ing.files.len(),
+        root_hash(&text)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a64_known_values() {
+        // Published FNV-1a 64 test vectors: the hash must never change.
+        assert_eq!(root_hash(""), 0xcbf29ce484222325);
+        assert_eq!(root_hash("a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(root_hash("foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn parses_i_of_n() {
+        assert_eq!(
+            "2/3".parse::<Shard>().unwrap(),
+            Shard { index: 2, count: 3 }
+        );
+        assert_eq!("0/1".parse::<Shard>().unwrap().to_string(), "0/1");
+        for bad in ["3/3", "1/0", "x/2", "1", "-1/2", "1/2/3", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_root_is_in_exactly_one_shard() {
+        for n in 1..6u32 {
+            for r in ["a", "b", "agent-000017", "ü", ""] {
+                let owners: Vec<u32> = (0..n)
+                    .filter(|&i| Shard { index: i, count: n }.owns(r))
+                    .collect();
+                assert_eq!(owners.len(), 1, "{r} of {n}");
+            }
+        }
+    }
+}
