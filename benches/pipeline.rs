@@ -99,7 +99,7 @@ fn bench_end_to_end(c: &mut Criterion) {
             let loaded =
                 runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
             let batches = loaded.batches().expect("batches");
-            runlog::store::write_warehouse(&wh, &batches, serde_json::Value::Null).expect("write")
+            runlog::pipeline::write_batches(&wh, &batches, serde_json::Value::Null).expect("write")
         })
     });
     g.finish();

@@ -76,7 +76,7 @@ pub fn run(paths: &[PathBuf], scratch: &Path) -> Result<BenchResult> {
     // Batches are built while they are written (the `events` table batch by batch).
     let t = Instant::now();
     let wh = scratch.join("bench-warehouse");
-    crate::store::write_warehouse_from(&wh, &ing, &derived, serde_json::Value::Null)?;
+    crate::pipeline::write_reduced(&wh, &ing, &derived, serde_json::Value::Null)?;
     let write_s = t.elapsed().as_secs_f64();
     let write_rss = peak_rss();
     let written = dir_size(&wh);

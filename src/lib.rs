@@ -1,25 +1,28 @@
 //! runlog: event-log analytics and replay for AI-agent runtimes.
 //!
-//! The pipeline, one module per stage: [`ingest`] (files → validated, ordered events and
-//! rejects) → [`reduce`] (events → intervals, turns, errors, tool calls, callbacks, runs)
-//! → [`store`] (Arrow batches, Parquet warehouse) → [`query`] / [`report`] (rendered as
-//! text, JSON, Markdown or [`html`]) / [`replay`].
+//! The pipeline, one module per stage, data flowing one way: the core crate
+//! (`runlog_core`, re-exported here: [`event`] → [`decode`] → [`import`] → [`ingest`] →
+//! [`reduce`]) turns files into validated, ordered events, rejects and derived rows; then
+//! [`store`] (Arrow schemas and batches, Parquet files) → [`commit`] (the warehouse's
+//! manifest, lock and garbage collection) → [`pipeline`] (the one write path: inputs,
+//! commit mode, memory, `--max-rejects`) → [`query`] / [`report`] (rendered as text, JSON,
+//! Markdown or [`html`]) / [`replay`]. [`engine`] runs the SQL locally or on Ballista;
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
 pub mod bench;
+pub mod commit;
 pub mod engine;
 pub mod error;
 pub mod html;
 pub mod location;
+pub mod pipeline;
 pub mod query;
 pub mod replay;
 pub mod report;
-pub mod shard;
-pub mod spill;
 pub mod store;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.
-pub use runlog_core::{decode, event, gen, import, ingest, reduce};
+pub use runlog_core::{decode, event, gen, import, ingest, reduce, shard};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -73,32 +76,6 @@ pub fn load_shard(
     }
     let derived = reduce_all(&ingested);
     let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
-    Ok(Loaded {
-        ingested,
-        derived,
-        summary,
-    })
-}
-
-/// Reads, validates and orders the given files and folders, then writes the warehouse at
-/// `dir` as one commit, reducing while the `events` table is written. `check` sees the
-/// ingest's totals (lines read, rejects) before anything is written and may refuse it.
-/// The summary's `seconds` covers reading and reducing.
-pub fn load_into_warehouse(
-    paths: &[PathBuf],
-    opts: &IngestOptions,
-    dir: &std::path::Path,
-    check: impl FnOnce(&ingest::FileSummary) -> Result<()>,
-) -> Result<Loaded> {
-    let start = Instant::now();
-    let ingested = ingest::ingest_paths(paths, opts)?;
-    check(&ingested.totals())?;
-    let (_, derived, summary) = store::write_warehouse_deriving(dir, &ingested, || {
-        let derived = reduce_all(&ingested);
-        let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
-        let value = serde_json::to_value(&summary)?;
-        Ok((derived, value, summary))
-    })?;
     Ok(Loaded {
         ingested,
         derived,

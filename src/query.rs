@@ -51,18 +51,11 @@ pub fn context_from_warehouse(dir: &Path) -> Result<SessionContext> {
 pub fn register_warehouse(ctx: &SessionContext, dir: &Path) -> Result<()> {
     let dir = crate::location::local_path(dir)?;
     let dir = dir.as_path();
-    let manifest = store::read_manifest(dir)?;
-    let abs = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    let manifest = crate::commit::read_manifest(dir)?;
     for &table in store::TABLES {
-        let Some(files) = manifest.tables.get(table) else {
-            continue;
-        };
-        let urls = files
+        let urls = crate::commit::table_files(dir, &manifest, table)?
             .iter()
-            .map(|rel| {
-                let p = abs.join(rel);
-                ListingTableUrl::parse(p.to_string_lossy().as_ref())
-            })
+            .map(|p| ListingTableUrl::parse(p.to_string_lossy().as_ref()))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let opts =
             ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");

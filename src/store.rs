@@ -1,10 +1,7 @@
 //! Store: the Arrow schemas of every table (INTERFACE.md), the conversion of ingested
-//! events and reducer rows into record batches, and the Parquet warehouse on disk.
-//!
-//! A warehouse is a folder with one sub-folder per table holding Parquet files, and a
-//! `_manifest.json` that names the committed files. Ingest writes new files under unique
-//! names, then publishes them by renaming a new manifest into place (one atomic step);
-//! readers only read the files the manifest names.
+//! events and reducer rows into record batches, and their Parquet files
+//! (`TABLE/part-ID-K.parquet`). Which files make up the warehouse, and when, is
+//! [`crate::commit`]'s business: nothing here publishes anything.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,7 +18,6 @@ use datafusion::parquet::basic::{Compression, Encoding};
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
 use datafusion::parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::event::Voice;
@@ -685,53 +681,6 @@ pub fn some_batches(
         .collect()
 }
 
-/// The warehouse's commit record: which files make up each table.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Manifest {
-    pub format: String,
-    pub ingest_id: String,
-    pub created_at: String,
-    /// Table name → files relative to the warehouse folder.
-    pub tables: BTreeMap<String, Vec<String>>,
-    /// The ingest's accounting.
-    pub summary: serde_json::Value,
-    /// The shards whose files make up `tables`, when written by `ingest --shard I/N`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shards: Option<crate::shard::Sharding>,
-}
-
-pub const MANIFEST: &str = "_manifest.json";
-pub const MANIFEST_FORMAT: &str = "runlog-warehouse-v1";
-
-/// Reads a warehouse's manifest.
-pub fn read_manifest(dir: &Path) -> Result<Manifest> {
-    let p = dir.join(MANIFEST);
-    let text = fs::read_to_string(&p).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::Warehouse {
-                path: dir.to_path_buf(),
-                message: format!(
-                    "not a runlog warehouse (no {MANIFEST}); create one with `runlog ingest LOGS --warehouse {}`",
-                    dir.display()
-                ),
-            }
-        } else {
-            Error::io(&p, e)
-        }
-    })?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Warehouse {
-        path: dir.to_path_buf(),
-        message: format!("unreadable {MANIFEST}: {e}"),
-    })?;
-    if m.format != MANIFEST_FORMAT {
-        return Err(Error::Warehouse {
-            path: dir.to_path_buf(),
-            message: format!("unknown warehouse format {:?}", m.format),
-        });
-    }
-    Ok(m)
-}
-
 /// Columns whose values rarely repeat: a dictionary would be built and then abandoned
 /// (costing time and memory), and min/max statistics of long texts help no query.
 const DISTINCT_COLUMNS: &[&str] = &[
@@ -823,142 +772,6 @@ impl ParquetPart {
         file.sync_all().map_err(|e| Error::io(&path, e))?;
         Ok(())
     }
-}
-
-/// A unique id for one ingest: time and process.
-pub fn new_ingest_id() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format!(
-        "{}-{:09}-{}",
-        now.as_secs(),
-        now.subsec_nanos(),
-        std::process::id()
-    )
-}
-
-/// An exclusive lock on a warehouse, released on drop.
-pub struct WarehouseLock {
-    path: PathBuf,
-}
-
-impl WarehouseLock {
-    /// Takes the lock, or fails with a clear message when another ingest holds it.
-    pub fn acquire(dir: &Path) -> Result<WarehouseLock> {
-        let path = dir.join("_lock");
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                let _ = writeln!(f, "{}", std::process::id());
-                Ok(WarehouseLock { path })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let holder = fs::read_to_string(&path).unwrap_or_default();
-                let pid = holder.trim();
-                let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
-                if !alive && Path::new("/proc/self").exists() {
-                    // The holder died (e.g. kill -9): take the lock over.
-                    fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-                    return WarehouseLock::acquire(dir);
-                }
-                Err(Error::Warehouse {
-                    path: dir.to_path_buf(),
-                    message: format!(
-                        "another ingest (process {pid}) is writing this warehouse; wait for it or remove {} if it is gone",
-                        path.display()
-                    ),
-                })
-            }
-            Err(e) => Err(Error::io(&path, e)),
-        }
-    }
-}
-
-impl Drop for WarehouseLock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
-}
-
-/// Writes every table into the warehouse and commits it atomically, replacing what the
-/// warehouse held before. Files of earlier commits are removed after the commit.
-pub fn write_warehouse(
-    dir: &Path,
-    tables: &BTreeMap<&'static str, Vec<RecordBatch>>,
-    summary: serde_json::Value,
-) -> Result<Manifest> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let _lock = WarehouseLock::acquire(dir)?;
-    let id = new_ingest_id();
-    let files = write_parts(dir, &id, tables)?;
-    commit_full(dir, id, files, summary)
-}
-
-/// Commits a full ingest's written parts: publishes its manifest, then removes the files
-/// no manifest names any more. The caller holds the warehouse lock.
-pub fn commit_full(
-    dir: &Path,
-    ingest_id: String,
-    tables: BTreeMap<String, Vec<String>>,
-    summary: serde_json::Value,
-) -> Result<Manifest> {
-    let manifest = Manifest {
-        format: MANIFEST_FORMAT.into(),
-        ingest_id,
-        created_at: chrono::Utc::now().to_rfc3339(),
-        tables,
-        summary,
-        shards: None,
-    };
-    publish_manifest(dir, &manifest)?;
-    // The new commit is published: files no manifest names are garbage now.
-    collect_garbage(dir, &manifest);
-    Ok(manifest)
-}
-
-/// Writes an ingest's tables as a new commit, like [`write_warehouse`], building the
-/// `events` table while writing it (see [`write_events_parts`]) instead of holding it whole
-/// as record batches first.
-pub fn write_warehouse_from(
-    dir: &Path,
-    ing: &Ingested,
-    d: &Derived,
-    summary: serde_json::Value,
-) -> Result<Manifest> {
-    let (m, _, ()) = write_warehouse_deriving(dir, ing, || Ok((d, summary, ())))?;
-    Ok(m)
-}
-
-/// [`write_warehouse_from`] where the derived tables (and the summary) are still to be
-/// made by `derive`: it runs while the `events` table, which needs only the ingested
-/// events, is written, so reducing and writing share the cores. `derive` returns the
-/// derived tables, the summary to store and anything else; all but the summary come back.
-pub fn write_warehouse_deriving<D: std::borrow::Borrow<Derived> + Send, T: Send>(
-    dir: &Path,
-    ing: &Ingested,
-    derive: impl FnOnce() -> Result<(D, serde_json::Value, T)> + Send,
-) -> Result<(Manifest, D, T)> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let _lock = WarehouseLock::acquire(dir)?;
-    let id = new_ingest_id();
-    let others: Vec<&'static str> = TABLES.iter().copied().filter(|t| *t != "events").collect();
-    let (events, rest) = rayon::join(
-        || write_events_parts(dir, &id, ing, Some(EVENTS_PARTS_PER_THREAD)),
-        || -> Result<_> {
-            let (d, summary, extra) = derive()?;
-            let files = write_parts(dir, &id, &some_batches(ing, d.borrow(), &others)?)?;
-            Ok((files, summary, d, extra))
-        },
-    );
-    let (mut files, summary, d, extra) = rest?;
-    files.insert("events".to_string(), events?);
-    let manifest = commit_full(dir, id, files, summary)?;
-    Ok((manifest, d, extra))
 }
 
 /// Writes the `events` table in parts (`events/part-ID-K.parquet`, written in parallel),
@@ -1107,53 +920,6 @@ pub fn write_parts(
         .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), table, chunk))
         .collect::<Result<Vec<()>>>()?;
     Ok(files)
-}
-
-/// Publishes a manifest: written to a temporary file, synced, renamed into place (the
-/// one atomic step of a commit). The caller holds the warehouse lock.
-pub fn publish_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {
-    let tmp = dir.join(format!("_manifest-{}.tmp", manifest.ingest_id));
-    let text = serde_json::to_string_pretty(manifest)?;
-    {
-        use std::io::Write;
-        let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(text.as_bytes())
-            .map_err(|e| Error::io(&tmp, e))?;
-        f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-    }
-    fs::rename(&tmp, dir.join(MANIFEST)).map_err(|e| Error::io(dir.join(MANIFEST), e))?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// Removes Parquet files and temporary manifests that the committed manifest does not name.
-pub fn collect_garbage(dir: &Path, m: &Manifest) {
-    let keep: std::collections::HashSet<PathBuf> = m
-        .tables
-        .values()
-        .flatten()
-        .map(|rel| dir.join(rel))
-        .collect();
-    for &table in TABLES {
-        if let Ok(rd) = fs::read_dir(dir.join(table)) {
-            for e in rd.flatten() {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "parquet") && !keep.contains(&p) {
-                    let _ = fs::remove_file(&p);
-                }
-            }
-        }
-    }
-    if let Ok(rd) = fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with("_manifest-") && name.ends_with(".tmp") {
-                let _ = fs::remove_file(e.path());
-            }
-        }
-    }
 }
 
 #[cfg(test)]

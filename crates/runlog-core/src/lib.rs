@@ -6,7 +6,8 @@
 //! [`event`] (the event, its kind and payload index) → [`decode`] (a line into an event) →
 //! [`import`] (the runtimes' own formats into events) → [`ingest`] (files into validated,
 //! ordered agents and rejects; [`ingest::spill`] for inputs larger than memory) →
-//! [`reduce`] (the interval reducer, SEMANTICS.md) → [`summary`] (the accounting).
+//! [`reduce`] (the interval reducer, SEMANTICS.md) → [`summary`] (the accounting) and
+//! [`replay`] (timelines and snapshots of one agent, a live monitor).
 //! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs
 //! for tests, demos and benchmarks.
 
@@ -17,6 +18,7 @@ pub mod gen;
 pub mod import;
 pub mod ingest;
 pub mod reduce;
+pub mod replay;
 pub mod shard;
 pub mod summary;
 

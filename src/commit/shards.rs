@@ -1,4 +1,4 @@
-//! Sharded ingest: `runlog ingest ... --shard I/N` keeps only the agents whose root hashes
+//! Sharded commits: `runlog ingest ... --shard I/N` keeps only the agents whose root hashes
 //! to shard `I` of `N`, and commits them into a warehouse that other shards of the same
 //! `N` write too. The union of the `N` shards is exactly the tables a single-machine ingest
 //! of the same input writes.
@@ -24,37 +24,20 @@
 //!   replaces everything, shards included.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
-use datafusion::arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
+use super::{
+    collect_garbage, current_manifest, publish_manifest, Manifest, Staged, MANIFEST_FORMAT,
+};
 use crate::error::{Error, Result};
-use crate::ingest::Ingested;
-use crate::store::{self, Manifest};
-
-/// Tables that are not per agent: written by shard 0 only.
+use crate::store::TABLES;
 pub use runlog_core::shard::{inputs_fingerprint, root_hash, Shard, SHARED_TABLES};
 
 /// How long a shard waits for another shard's commit to release the warehouse lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(600);
-
-/// This shard's tables out of all the tables of its (filtered) ingest: the shared ones
-/// are emptied unless this shard owns them.
-pub fn shard_tables(
-    shard: Shard,
-    mut tables: BTreeMap<&'static str, Vec<RecordBatch>>,
-) -> BTreeMap<&'static str, Vec<RecordBatch>> {
-    if !shard.owns_shared_tables() {
-        for t in SHARED_TABLES {
-            if let Some(b) = tables.get_mut(t) {
-                b.clear();
-            }
-        }
-    }
-    tables
-}
 
 /// The shards recorded in a warehouse manifest.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -167,151 +150,117 @@ fn check_mix(dir: &Path, current: Option<&Manifest>, shard: Shard, reshard: bool
     })
 }
 
-/// The warehouse's manifest, or `None` when there is none yet.
-pub fn current_manifest(dir: &Path) -> Result<Option<Manifest>> {
-    if !dir.join(store::MANIFEST).exists() {
-        return Ok(None);
-    }
-    store::read_manifest(dir).map(Some)
-}
-
 /// Fails early (before reading any input) when `shard` would be refused by the warehouse.
 pub fn precheck(dir: &Path, shard: Shard, reshard: bool) -> Result<()> {
     check_mix(dir, current_manifest(dir)?.as_ref(), shard, reshard)
 }
 
-/// Takes the warehouse lock, waiting while another ingest holds it (up to `wait`).
-pub fn acquire_waiting(dir: &Path, wait: Duration) -> Result<store::WarehouseLock> {
-    let start = Instant::now();
-    loop {
-        match store::WarehouseLock::acquire(dir) {
-            Ok(l) => return Ok(l),
-            Err(e @ Error::Warehouse { .. }) => {
-                if start.elapsed() >= wait {
-                    return Err(e);
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Writes one shard's tables into the warehouse and commits them atomically, replacing
-/// only this shard's previous files (see the module documentation).
-pub fn write_shard(
-    dir: &Path,
+/// Commits one shard's written files (`files`, relative to the warehouse) atomically,
+/// replacing only this shard's previous entry (see the module documentation). Waits for
+/// the warehouse lock while another shard commits.
+pub fn commit_shard(
+    mut staged: Staged,
     shard: Shard,
-    ing: &Ingested,
-    tables: BTreeMap<&'static str, Vec<RecordBatch>>,
+    inputs: String,
+    files: BTreeMap<String, Vec<String>>,
     summary: serde_json::Value,
     reshard: bool,
 ) -> Result<(Manifest, ShardStatus)> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    precheck(dir, shard, reshard)?;
-    let tables = shard_tables(shard, tables);
-    let id = format!(
-        "{}-s{}of{}",
-        store::new_ingest_id(),
-        shard.index,
-        shard.count
-    );
-    // The parts are written outside the lock (unique names), so shards write in parallel.
-    let files = store::write_parts(dir, &id, &tables)?;
-    let committed = (|| {
-        let _lock = acquire_waiting(dir, LOCK_WAIT)?;
-        let current = current_manifest(dir)?;
-        check_mix(dir, current.as_ref(), shard, reshard)?;
-        // A full ingest's garbage collection may have removed parts written meanwhile.
-        for rel in files.values().flatten() {
-            if !dir.join(rel).exists() {
-                return Err(Error::Warehouse {
-                    path: dir.to_path_buf(),
-                    message: format!(
-                        "{rel} vanished before shard {shard} committed (a full ingest ran \
-                         meanwhile?); nothing was committed: run the shard again"
-                    ),
-                });
-            }
-        }
-        let (mut sharding, replaced_other) = match current.as_ref() {
-            Some(m) => match &m.shards {
-                Some(s) if s.count == shard.count => (s.clone(), None),
-                _ => (
-                    Sharding {
-                        count: shard.count,
-                        committed: BTreeMap::new(),
-                    },
-                    Some(describe(m)),
+    let dir = staged.dir().to_path_buf();
+    let id = staged.id().to_string();
+    staged.lock(LOCK_WAIT)?;
+    let current = current_manifest(&dir)?;
+    check_mix(&dir, current.as_ref(), shard, reshard)?;
+    // A full ingest's garbage collection may have removed parts written meanwhile.
+    for rel in files.values().flatten() {
+        if !dir.join(rel).exists() {
+            return Err(Error::Warehouse {
+                path: dir.clone(),
+                message: format!(
+                    "{rel} vanished before shard {shard} committed (a full ingest ran \
+                     meanwhile?); nothing was committed: run the shard again"
                 ),
-            },
-            None => (
+            });
+        }
+    }
+    let (mut sharding, replaced_other) = match current.as_ref() {
+        Some(m) => match &m.shards {
+            Some(s) if s.count == shard.count => (s.clone(), None),
+            _ => (
                 Sharding {
                     count: shard.count,
                     committed: BTreeMap::new(),
                 },
-                None,
+                Some(describe(m)),
             ),
-        };
-        let created_at = chrono::Utc::now().to_rfc3339();
-        sharding.committed.insert(
-            shard.index,
-            ShardCommit {
-                ingest_id: id.clone(),
-                created_at: created_at.clone(),
-                inputs: inputs_fingerprint(ing),
-                tables: files.clone(),
-                summary: summary.clone(),
+        },
+        None => (
+            Sharding {
+                count: shard.count,
+                committed: BTreeMap::new(),
             },
-        );
-        // Readers read `tables`: the union of the shards' files, in shard order.
-        let mut union: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for c in sharding.committed.values() {
-            for (t, fs) in &c.tables {
-                union
-                    .entry(t.clone())
-                    .or_default()
-                    .extend(fs.iter().cloned());
-            }
-        }
-        let inputs: BTreeSet<&str> = sharding
-            .committed
-            .values()
-            .map(|c| c.inputs.as_str())
-            .collect();
-        let status = ShardStatus {
-            shard,
-            committed: sharding.committed.keys().copied().collect(),
-            inputs_differ: inputs.len() > 1,
-            replaced_other,
-        };
-        let manifest = Manifest {
-            format: store::MANIFEST_FORMAT.into(),
+            None,
+        ),
+    };
+    let created_at = chrono::Utc::now().to_rfc3339();
+    sharding.committed.insert(
+        shard.index,
+        ShardCommit {
             ingest_id: id.clone(),
-            created_at,
-            tables: union,
-            summary: serde_json::json!({
-                "sharded": true,
-                "count": shard.count,
-                "committed": status.committed,
-                "last_commit": shard.to_string(),
-            }),
-            shards: Some(sharding),
-        };
-        store::publish_manifest(dir, &manifest)?;
-        // Still under the lock: no full ingest is writing parts now.
-        remove_unnamed(dir, &manifest, shard);
-        Ok((manifest, status))
-    })();
-    match committed {
-        Ok(done) => Ok(done),
-        Err(e) => {
-            for rel in files.values().flatten() {
-                let _ = std::fs::remove_file(dir.join(rel));
-            }
-            Err(e)
+            created_at: created_at.clone(),
+            inputs,
+            tables: files,
+            summary,
+        },
+    );
+    // Readers read `tables`: the union of the shards' files, in shard order.
+    let mut union: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for t in TABLES {
+        union.entry(t.to_string()).or_default();
+    }
+    for c in sharding.committed.values() {
+        for (t, fs) in &c.tables {
+            union
+                .entry(t.clone())
+                .or_default()
+                .extend(fs.iter().cloned());
         }
     }
+    let inputs: BTreeSet<&str> = sharding
+        .committed
+        .values()
+        .map(|c| c.inputs.as_str())
+        .collect();
+    let status = ShardStatus {
+        shard,
+        committed: sharding.committed.keys().copied().collect(),
+        inputs_differ: inputs.len() > 1,
+        replaced_other,
+    };
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT.into(),
+        ingest_id: id,
+        created_at,
+        tables: union,
+        summary: serde_json::json!({
+            "sharded": true,
+            "count": shard.count,
+            "committed": status.committed,
+            "last_commit": shard.to_string(),
+        }),
+        shards: Some(sharding),
+    };
+    staged.verify_lock()?;
+    publish_manifest(&dir, &manifest)?;
+    // Still under the lock: no full ingest is writing parts now. The other shards of the
+    // same N may be writing theirs: those stay.
+    collect_garbage(
+        &dir,
+        &manifest,
+        |name| !matches!(part_shard(name), Some((i, n)) if n == shard.count && i != shard.index),
+    );
+    staged.committed();
+    Ok((manifest, status))
 }
 
 /// The shard `(I, N)` a part file was written by, from its name (`part-ID-sIofN-K.parquet`).
@@ -321,36 +270,6 @@ pub fn part_shard(name: &str) -> Option<(u32, u32)> {
     let (_, tag) = rest.rsplit_once("-s")?;
     let (i, n) = tag.split_once("of")?;
     Some((i.parse().ok()?, n.parse().ok()?))
-}
-
-/// After a shard commit (under the lock): removes the Parquet files that the manifest no
-/// longer names, except those of the other shards of the same N (one may be writing its
-/// parts right now). So this shard's replaced or interrupted files go, and so do those of
-/// a full ingest or of another N that `--reshard` dropped.
-fn remove_unnamed(dir: &Path, m: &Manifest, shard: Shard) {
-    let keep: std::collections::HashSet<PathBuf> = m
-        .tables
-        .values()
-        .flatten()
-        .map(|rel| dir.join(rel))
-        .collect();
-    for &table in store::TABLES {
-        let Ok(rd) = std::fs::read_dir(dir.join(table)) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().to_string();
-            if !name.ends_with(".parquet") || keep.contains(&p) {
-                continue;
-            }
-            let other_shard_of_n = matches!(part_shard(&name),
-                Some((i, n)) if n == shard.count && i != shard.index);
-            if !other_shard_of_n {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ fn every_ready_query_returns_rows_on_the_samples() {
     let loaded = runlog::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let wh = dir.path().join("wh");
-    runlog::store::write_warehouse(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)
+    runlog::pipeline::write_batches(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)
         .unwrap();
     let ctx = runlog::query::context_from_warehouse(&wh).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -4,7 +4,7 @@
 //! object: each member the walker finds is the one a serde_json map holds, and each string
 //! it reads (and its length) is the one serde_json reads.
 
-mod common;
+use crate::common;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

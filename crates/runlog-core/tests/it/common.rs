@@ -1,6 +1,12 @@
-//! Helpers shared by integration tests (each test file that needs them says `mod common;`).
+//! Helpers shared by the core's integration tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The repository's top folder (the core crate sits at `crates/runlog-core`), where the
+/// golden cases and the real samples are.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
 
 /// Every line of every `.jsonl` / `.ndjson` file below `dir`, in no particular order.
 pub fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
@@ -18,7 +24,7 @@ pub fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
 /// Every line of the golden cases' inputs and of the real samples (`tests/cases`,
 /// `tests/samples`).
 pub fn golden_and_sample_lines() -> Vec<Vec<u8>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = repo().join("tests");
     let mut lines = Vec::new();
     lines_under(&root.join("cases"), &mut lines);
     lines_under(&root.join("samples"), &mut lines);

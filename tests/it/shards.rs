@@ -122,7 +122,7 @@ fn parquet_files_on_disk(wh: &Path) -> usize {
 }
 
 fn files_in_manifest(wh: &Path) -> usize {
-    store::read_manifest(wh)
+    runlog::commit::read_manifest(wh)
         .unwrap()
         .tables
         .values()
@@ -166,7 +166,7 @@ fn three_shards_in_scrambled_order_equal_one_full_ingest() {
     assert_eq!(agents as usize, rows(&d, "agents"));
     assert_same_tables(&full, &sharded);
 
-    let m = store::read_manifest(&sharded).unwrap();
+    let m = runlog::commit::read_manifest(&sharded).unwrap();
     let sh = m.shards.expect("a sharded manifest");
     assert_eq!(sh.count, 3);
     assert_eq!(sh.committed.keys().copied().collect::<Vec<_>>(), [0, 1, 2]);
@@ -196,12 +196,12 @@ fn rerunning_a_shard_replaces_its_rows() {
     for i in [0, 1, 2] {
         ok(ingest(&logs, &sharded, &["--shard", &format!("{i}/3")]));
     }
-    let before = store::read_manifest(&sharded).unwrap();
+    let before = runlog::commit::read_manifest(&sharded).unwrap();
     for i in [1, 0, 1] {
         ok(ingest(&logs, &sharded, &["--shard", &format!("{i}/3")]));
     }
     assert_same_tables(&full, &sharded);
-    let after = store::read_manifest(&sharded).unwrap();
+    let after = runlog::commit::read_manifest(&sharded).unwrap();
     let (b, a) = (before.shards.unwrap(), after.shards.unwrap());
     assert_eq!(b.committed[&2], a.committed[&2], "shard 2 was not touched");
     assert_ne!(b.committed[&1].ingest_id, a.committed[&1].ingest_id);
@@ -240,7 +240,7 @@ fn mixing_shard_counts_is_refused_unless_reshard() {
         "{}",
         stderr(&o)
     );
-    let m = store::read_manifest(&wh).unwrap().shards.unwrap();
+    let m = runlog::commit::read_manifest(&wh).unwrap().shards.unwrap();
     assert_eq!((m.count, m.committed.len()), (2, 1));
     assert_eq!(parquet_files_on_disk(&wh), files_in_manifest(&wh));
     ok(ingest(&logs, &wh, &["--shard", "0/2"]));
@@ -248,7 +248,7 @@ fn mixing_shard_counts_is_refused_unless_reshard() {
 
     // A full ingest replaces everything, shards included.
     ok(ingest(&logs, &wh, &[]));
-    assert!(store::read_manifest(&wh).unwrap().shards.is_none());
+    assert!(runlog::commit::read_manifest(&wh).unwrap().shards.is_none());
     assert_same_tables(&full, &wh);
     assert_eq!(parquet_files_on_disk(&wh), files_in_manifest(&wh));
 

@@ -82,7 +82,7 @@ fn spilled_ingest_keeps_duplicates_conflicts_and_rejects() {
 fn spilled_ingest_of_imported_and_golden_inputs() {
     // Canonical golden cases with duplicates and conflicts across files, plus real
     // samples of other formats (imported files are resolved across files before spilling).
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::common::repo();
     let paths = vec![
         root.join("tests/cases/s1_conflict_first_wins/input"),
         root.join("tests/cases/s1_order_compressed/input"),

@@ -3,7 +3,7 @@
 //! anomalies), on every golden case's input, on the real samples, and on hand-made lines at
 //! the edges of the grammar.
 
-mod common;
+use crate::common;
 
 use runlog::decode::{parse_line, parse_line_fast, parse_line_general};
 use runlog::gen::{agent_lines, GenOptions};

@@ -9,9 +9,7 @@
 //! On a disagreement the test names the root, the table, the row and the differing fields,
 //! and writes the first failing agent's events to a JSONL file to replay it.
 
-#[path = "oracle/model.rs"]
 mod model;
-#[path = "oracle/randgen.rs"]
 mod randgen;
 
 use std::collections::BTreeMap;

@@ -114,7 +114,7 @@ async fn same_answers(local: &SessionContext, ballista: &SessionContext) {
 fn warehouse_of_samples(dir: &Path) -> PathBuf {
     let wh = dir.join("wh");
     let loaded = runlog::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
-    runlog::store::write_warehouse(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)
+    runlog::pipeline::write_batches(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)
         .unwrap();
     wh
 }
@@ -140,19 +140,19 @@ async fn ready_queries_and_report_are_the_same_on_standalone_ballista() {
     let sharded = dir.path().join("sharded");
     for i in [1, 2, 0] {
         let shard = runlog::shard::Shard { index: i, count: 3 };
-        let loaded = runlog::load_shard(
+        let write = runlog::pipeline::WriteOptions {
+            commit: runlog::pipeline::CommitMode::Shard {
+                shard,
+                reshard: false,
+            },
+            memory: runlog::pipeline::Memory::InMemory,
+            max_rejects: None,
+        };
+        runlog::pipeline::ingest(
             &[root().join("sample-logs")],
             &IngestOptions::default(),
-            Some(shard),
-        )
-        .unwrap();
-        runlog::shard::write_shard(
             &sharded,
-            shard,
-            &loaded.ingested,
-            loaded.batches().unwrap(),
-            serde_json::Value::Null,
-            false,
+            &write,
         )
         .unwrap();
     }

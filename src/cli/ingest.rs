@@ -1,0 +1,153 @@
+//! `runlog ingest`: logs into a warehouse, through the one write pipeline
+//! ([`runlog::pipeline`]), with a progress bar on a terminal and the accounting after it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use runlog::pipeline::{CommitMode, MaxRejects, Memory, WriteOptions};
+
+use super::{ingest_options, memory, parse_format, ReadArgs};
+
+#[derive(Args)]
+pub struct IngestArgs {
+    /// Log files and folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The warehouse folder, a path or a file:// URL (created if missing).
+    #[arg(long, short = 'w')]
+    pub warehouse: PathBuf,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Fail (and write nothing) when rejects exceed N lines, or a share like 0.5%.
+    #[arg(long, value_name = "N|P%")]
+    pub max_rejects: Option<String>,
+    /// Also write the summary as JSON to this file ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
+    /// Print no summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Keep only the agents of shard I of N (stable hash of the root) and commit them
+    /// beside the other shards of N in the warehouse: the N shards together equal one
+    /// full ingest. Every shard reads the same inputs; shard 0 also writes the rejects
+    /// and files tables.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<runlog::shard::Shard>,
+    /// With --shard: when the warehouse holds a full ingest or shards of another N, drop
+    /// them (without it, such a shard is refused).
+    #[arg(long, requires = "shard")]
+    pub reshard: bool,
+    /// The format of the input files (the same as --input-format): auto, runlog,
+    /// harness, kestrel, codex, claude-code, anthropic, openai.
+    #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format, conflicts_with = "input_format")]
+    pub format: Option<runlog::import::Format>,
+    /// Ingest through P partitions on disk (by hash of root), so that memory holds one
+    /// partition's agents at a time: for logs larger than memory. 0 ingests in memory.
+    /// Default: in memory below 1 GiB of input, else one partition per 32 MiB of input
+    /// (compressed files counted 8x). With --shard too.
+    #[arg(long, value_name = "P")]
+    pub spill_partitions: Option<usize>,
+}
+
+pub fn run(args: IngestArgs) -> Result<()> {
+    let IngestArgs {
+        paths,
+        warehouse,
+        mut read,
+        max_rejects,
+        summary_json,
+        quiet,
+        shard,
+        reshard,
+        spill_partitions,
+        format,
+    } = args;
+    if let Some(f) = format {
+        read.input_format = f;
+    }
+    let memory = match spill_partitions {
+        Some(0) => Memory::InMemory,
+        Some(p) => Memory::Spilled(p),
+        None => Memory::auto(&paths),
+    };
+    if let Memory::Spilled(_) = memory {
+        // Partitions come and go one after another: freed memory goes back to the OS
+        // (mimalloc's default delay), or fragments would add up over them.
+        memory::set_purge_delay(memory::MI_DEFAULT_PURGE_DELAY_MS);
+    }
+    let write = WriteOptions {
+        commit: match shard {
+            Some(shard) => CommitMode::Shard { shard, reshard },
+            None => CommitMode::Full,
+        },
+        memory,
+        max_rejects: max_rejects.map(MaxRejects),
+    };
+    let (opts, bar) = ingest_options(&read, &paths);
+    let written = runlog::pipeline::ingest(&paths, &opts, &warehouse, &write);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let written = written?;
+    if !quiet {
+        print_summary(&written.summary, &warehouse);
+        if let Memory::Spilled(p) = memory {
+            eprintln!("  spilled through {p} partition(s)");
+        }
+        if let Some(st) = &written.shard_status {
+            eprint!("{}", st.render());
+        }
+    }
+    if let Some(p) = summary_json {
+        let text = serde_json::to_string_pretty(&written.summary)?;
+        if p.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn print_summary(s: &runlog::Summary, warehouse: &Path) {
+    let mut e = std::io::stderr();
+    let _ = writeln!(
+        e,
+        "ingested {} file(s){} into {}",
+        s.files,
+        if s.skipped_files > 0 {
+            format!(" ({} skipped by name)", s.skipped_files)
+        } else {
+            String::new()
+        },
+        warehouse.display()
+    );
+    let _ = writeln!(
+        e,
+        "  lines read {}  = kept {} + duplicates {} + rejects {}{}",
+        s.lines_read,
+        s.kept,
+        s.duplicates,
+        s.rejects,
+        if s.adds_up { "" } else { "  (DOES NOT ADD UP)" }
+    );
+    let _ = writeln!(
+        e,
+        "  agents {}  intervals {}  blank lines {}",
+        s.agents, s.intervals, s.blank_lines
+    );
+    let _ = writeln!(
+        e,
+        "  {:.2} s  {:.1} MB/s  ({} bytes)",
+        s.seconds, s.mb_per_s, s.bytes
+    );
+    if s.rejects > 0 {
+        let _ = writeln!(
+            e,
+            "  see the rejects: runlog query --warehouse {} \"SELECT * FROM rejects\"",
+            warehouse.display()
+        );
+    }
+}

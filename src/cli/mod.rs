@@ -1,0 +1,323 @@
+//! The command line, one file per command: each holds its arguments (clap) and what
+//! it does. This file has the arguments several commands share and their helpers.
+
+mod bench;
+mod gen;
+mod ingest;
+pub mod memory;
+mod query;
+mod replay;
+mod report;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use runlog::ingest::IngestOptions;
+use runlog::query::OutputFormat;
+
+#[derive(Parser)]
+#[command(
+    name = "runlog",
+    version,
+    about = "Event-log analytics and replay for AI-agent runtimes",
+    long_about = "Event-log analytics and replay for AI-agent runtimes.\n\n\
+Reads recorded session event logs (JSONL, gzip, zstd), replays every agent through the\n\
+interval reducer and answers with SQL how runs ended: finish reasons, turn states, error\n\
+codes and their retryability, tool calls, callbacks and run attempts.",
+    after_help = "Examples:\n  \
+runlog report sample-logs\n  \
+runlog ingest logs/ --warehouse wh\n  \
+runlog query --warehouse wh \"SELECT finish_reason, count(*) FROM intervals GROUP BY 1\"\n  \
+runlog query logs/ queries/finish_reasons.sql --format csv\n  \
+runlog replay --warehouse wh --root s1 --at 42\n  \
+tail -f live.jsonl | runlog replay --follow -"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read logs, reduce every agent, and write all tables as Parquet into a warehouse.
+    #[command(
+        after_help = "Files named on the command line are read whatever their name; inside \
+folders, files ending .jsonl or .ndjson (optionally .gz / .zst) are read and others skipped.\n\
+Ingest replaces the warehouse's tables with those of this input, in one atomic commit.\n\
+With --shard I/N it keeps the agents of shard I of N and replaces only that shard's rows: run\n\
+the N shards (in any order, or at once, on any machines that read the same inputs) into one\n\
+warehouse and their union is this ingest. Locations may be file:// URLs; s3:// and other\n\
+object stores are not supported yet."
+    )]
+    Ingest(ingest::IngestArgs),
+    /// Run one SQL statement over the tables (text, or a path to a .sql file).
+    #[command(
+        after_help = "Tables: events, intervals, turns, errors, tool_calls, callbacks, runs, \
+rejects, agents, files.\nWith PATHs instead of --warehouse, the logs are ingested in memory first.\n\
+--engine ballista runs the SQL on Apache Ballista over a --warehouse: a standalone cluster in\n\
+this process, or the cluster of --scheduler df://HOST:PORT (build with --features ballista).\n\
+Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GROUP BY 1\""
+    )]
+    Query(query::QueryArgs),
+    /// The headline report: finish reasons, turn states, error codes, run attempts.
+    #[command(
+        after_help = "With --html FILE the report is also written as one self-contained HTML page \
+(inline SVG charts beside the same tables; no scripts, fonts or network) and its path is printed \
+on stderr. The text report still goes to stdout unless --quiet.\n\
+Example: runlog report sample-logs --html report.html --quiet"
+    )]
+    Report(report::ReportArgs),
+    /// One agent's timeline or its turn states as of a cursor; or follow a live stream.
+    #[command(
+        after_help = "Timeline: one JSON object per event, {cursor, type, session, turn, state}.\n\
+Snapshot (--at SEQ): one state record per turn started at or before SEQ.\n\
+Follow (--follow -): reduce events from standard input as they arrive."
+    )]
+    Replay(replay::ReplayArgs),
+    /// Write a deterministic, production-like log: same arguments, same bytes.
+    #[command(
+        after_help = "Examples:\n  runlog gen --agents 5500 --seed 1 --out big.jsonl      (~1.1M events, ~185 MB)\n  \
+runlog gen --agents 200 --seed 7 --out logs/ --files 4 --anomalies 0.05\n  \
+runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
+    )]
+    Gen(gen::GenArgs),
+    /// each, on logs or a generated one.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args, Clone)]
+struct ReadArgs {
+    /// Lines longer than this many bytes are rejected.
+    #[arg(long, default_value_t = runlog::ingest::DEFAULT_MAX_LINE_BYTES)]
+    max_line_bytes: usize,
+    /// The format of the input files. `auto` detects each file's format from its first
+    /// records (a folder may mix formats); the others read every file as that source:
+    /// runlog (EVENTS.md), harness (deepseek-harness logs and captures), kestrel (runner
+    /// events, NDJSON or SSE), codex (Codex CLI rollouts), claude-code (Claude Code
+    /// transcripts with their subagents/ files), anthropic (Messages SSE chunks), openai
+    /// (Responses SSE chunks).
+    /// (`ingest` also takes it as `--format`; on `query` and `report`, `--format` is the
+    /// output format.)
+    #[arg(long = "input-format", default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
+    input_format: runlog::import::Format,
+}
+
+fn parse_format(s: &str) -> Result<runlog::import::Format, String> {
+    s.parse()
+}
+
+#[derive(Args, Clone)]
+struct Source {
+    /// Read the tables of this warehouse (a path or a file:// URL) instead of log files.
+    #[arg(long, short = 'w')]
+    warehouse: Option<PathBuf>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+#[derive(Args, Clone)]
+struct EngineArgs {
+    /// The engine that runs the SQL: DataFusion in this process, or Apache Ballista (reads
+    /// a --warehouse; needs a runlog built with `--features ballista`).
+    #[arg(long, value_enum, default_value = "local")]
+    engine: EngineName,
+    /// With --engine ballista: the Ballista scheduler to run on; without it, a standalone
+    /// cluster (scheduler and executor) inside this process.
+    #[arg(long, value_name = "df://HOST:PORT")]
+    scheduler: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EngineName {
+    Local,
+    Ballista,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Ingest options with a progress bar on a terminal.
+fn ingest_options(
+    read: &ReadArgs,
+    paths: &[PathBuf],
+) -> (IngestOptions, Option<indicatif::ProgressBar>) {
+    let mut opts = IngestOptions {
+        max_line_bytes: read.max_line_bytes,
+        format: read.input_format,
+        ..Default::default()
+    };
+    if !std::io::stderr().is_terminal() {
+        return (opts, None);
+    }
+    let total: u64 = runlog::ingest::discover(paths)
+        .map(|(files, _)| {
+            files
+                .iter()
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} reading [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let b = bar.clone();
+    opts.progress = Some(Arc::new(move |n| b.inc(n)));
+    (opts, Some(bar))
+}
+
+fn load(read: &ReadArgs, paths: &[PathBuf]) -> Result<runlog::Loaded> {
+    load_shard(read, paths, None)
+}
+
+fn load_shard(
+    read: &ReadArgs,
+    paths: &[PathBuf],
+    shard: Option<runlog::shard::Shard>,
+) -> Result<runlog::Loaded> {
+    let (opts, bar) = ingest_options(read, paths);
+    let loaded = runlog::load_shard(paths, &opts, shard);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(loaded?)
+}
+
+/// A context over a warehouse, or over logs ingested in memory; with logs, only the
+/// `tables` are built (all when `None`).
+fn context(
+    source: &Source,
+    paths: &[PathBuf],
+    tables: Option<&[&'static str]>,
+) -> Result<datafusion::prelude::SessionContext> {
+    match &source.warehouse {
+        Some(w) => {
+            if !paths.is_empty() {
+                bail!("give either --warehouse or log PATHs, not both");
+            }
+            Ok(runlog::query::context_from_warehouse(w)?)
+        }
+        None => {
+            if paths.is_empty() {
+                bail!("give log PATHs or --warehouse DIR");
+            }
+            let loaded = load(&source.read, paths)?;
+            let batches = match tables {
+                Some(t) => loaded.some_batches(t)?,
+                None => loaded.batches()?,
+            };
+            Ok(runlog::query::context_from_batches(batches)?)
+        }
+    }
+}
+
+/// A context for the chosen engine: the local one over a warehouse or logs, or Ballista
+/// over a warehouse (its servers, when standalone, run on `rt`).
+fn engine_context(
+    engine: &EngineArgs,
+    source: &Source,
+    paths: &[PathBuf],
+    tables: Option<&[&'static str]>,
+    rt: &tokio::runtime::Runtime,
+) -> Result<datafusion::prelude::SessionContext> {
+    let which = match engine.engine {
+        EngineName::Local => runlog::engine::Engine::Local,
+        EngineName::Ballista => runlog::engine::Engine::Ballista,
+    };
+    if which == runlog::engine::Engine::Local && engine.scheduler.is_none() {
+        return context(source, paths, tables);
+    }
+    let Some(w) = &source.warehouse else {
+        bail!(
+            "--engine ballista reads a warehouse: ingest the logs first and give --warehouse DIR"
+        );
+    };
+    if !paths.is_empty() {
+        bail!("give either --warehouse or log PATHs, not both");
+    }
+    Ok(rt.block_on(runlog::engine::context(
+        which,
+        w,
+        engine.scheduler.as_deref(),
+    ))?)
+}
+
+/// Every warehouse and input location given as a `file://` URL becomes its local path.
+fn localize(cmd: &mut Command) -> Result<()> {
+    fn fix(p: &mut PathBuf) -> Result<()> {
+        *p = runlog::location::local_path(p)?;
+        Ok(())
+    }
+    match cmd {
+        Command::Ingest(a) => {
+            fix(&mut a.warehouse)?;
+            a.paths.iter_mut().try_for_each(fix)?;
+        }
+        Command::Query(query::QueryArgs { source, args, .. }) => {
+            if let Some(w) = &mut source.warehouse {
+                fix(w)?;
+            }
+            let n = args.len().saturating_sub(1);
+            for a in &mut args[..n] {
+                let p = runlog::location::local_path(Path::new(a.as_str()))?;
+                *a = p.to_string_lossy().into_owned();
+            }
+        }
+        Command::Report(report::ReportArgs { source, paths, .. })
+        | Command::Replay(replay::ReplayArgs { source, paths, .. }) => {
+            if let Some(w) = &mut source.warehouse {
+                fix(w)?;
+            }
+            paths.iter_mut().try_for_each(fix)?;
+        }
+        Command::Bench(a) => a.paths.iter_mut().try_for_each(fix)?,
+        Command::Gen(_) => {}
+    }
+    Ok(())
+}
+
+/// Runs one command.
+pub fn run(mut cli: Cli) -> Result<()> {
+    localize(&mut cli.command)?;
+    match cli.command {
+        Command::Ingest(a) => ingest::run(a),
+        Command::Query(a) => query::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Gen(a) => gen::run(a),
+        Command::Bench(a) => bench::run(a),
+    }
+}
+
+/// A fresh scratch folder under the system's temporary folder.
+fn tempfile_dir() -> Result<PathBuf> {
+    let p = std::env::temp_dir().join(format!("runlog-bench-{}", runlog::commit::new_ingest_id()));
+    std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+    Ok(p)
+}

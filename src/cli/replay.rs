@@ -1,0 +1,75 @@
+//! `runlog replay`: one agent's timeline or its turn states as of a cursor, or a live
+//! monitor of events on standard input.
+
+use super::*;
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// Log files and folders (unless --warehouse or --follow).
+    pub paths: Vec<PathBuf>,
+    /// The agent's root session id.
+    #[arg(long, required_unless_present = "follow")]
+    pub root: Option<String>,
+    /// Show every turn's state as of this cursor (seq).
+    #[arg(long, value_name = "SEQ")]
+    pub at: Option<u64>,
+    /// Read events from standard input ('-') and print each change at once.
+    #[arg(long, value_name = "-", conflicts_with_all = ["root", "at"])]
+    pub follow: Option<String>,
+}
+
+pub fn run(args: ReplayArgs) -> Result<()> {
+    let ReplayArgs {
+        source,
+        paths,
+        root,
+        at,
+        follow,
+    } = args;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if let Some(f) = follow {
+        if f != "-" {
+            bail!("--follow reads standard input: write --follow -");
+        }
+        let stdin = std::io::stdin();
+        runlog::replay::follow(stdin.lock(), &mut out, &mut std::io::stderr())?;
+        return Ok(());
+    }
+    let root = root.expect("clap requires --root");
+    let events = match &source.warehouse {
+        Some(w) => {
+            if !paths.is_empty() {
+                bail!("give either --warehouse or log PATHs, not both");
+            }
+            runtime()?.block_on(runlog::replay::events_from_warehouse(w, &root))?
+        }
+        None => {
+            if paths.is_empty() {
+                bail!("give log PATHs or --warehouse DIR");
+            }
+            let loaded = load(&source.read, &paths)?;
+            loaded
+                .ingested
+                .agents
+                .into_iter()
+                .find(|a| a.root == root)
+                .map(|a| a.events)
+                .unwrap_or_default()
+        }
+    };
+    if events.is_empty() {
+        bail!("no events for root {root:?}");
+    }
+    let lines = match at {
+        Some(at) => runlog::replay::snapshot(&root, &events, at),
+        None => runlog::replay::timeline(&root, &events),
+    };
+    for l in lines {
+        writeln!(out, "{l}")?;
+    }
+    out.flush()?;
+    Ok(())
+}

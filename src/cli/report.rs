@@ -1,0 +1,54 @@
+//! `runlog report`: the headline report as text, JSON, Markdown or an HTML page.
+
+use super::*;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// Log files and folders (unless --warehouse).
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: ReportFormat,
+    /// Also write the report as a self-contained HTML page with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print nothing on stdout (use with --html).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+pub fn run(args: ReportArgs) -> Result<()> {
+    let ReportArgs {
+        source,
+        paths,
+        format,
+        html,
+        quiet,
+        engine,
+    } = args;
+    let rt = runtime()?;
+    let tables = runlog::report::tables_used();
+    let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
+    let report = rt.block_on(runlog::report::build(&ctx))?;
+    if let Some(p) = &html {
+        std::fs::write(p, runlog::html::render_html(&report))
+            .with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("wrote {}", p.display());
+    }
+    if quiet {
+        return Ok(());
+    }
+    let text = match format {
+        ReportFormat::Table => runlog::report::render_text(&report),
+        ReportFormat::Json => runlog::report::render_json(&report),
+        ReportFormat::Markdown => runlog::report::render_markdown(&report),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,363 @@
+//! The write pipeline: the one way logs become a warehouse.
+//!
+//! [`ingest`] takes the inputs, the read options and a [`WriteOptions`]: *how* to commit
+//! ([`CommitMode`]: replace everything, or one shard's entry) and *how much memory* to use
+//! (all in memory, or spilled through partitions on disk for inputs larger than memory,
+//! see [`runlog_core::ingest::spill`]). Every mode goes the same way:
+//!
+//! 1. read, validate, order and reduce (`runlog_core`);
+//! 2. refuse the ingest when it has more rejects than `--max-rejects` allows — checked here
+//!    and only here, before anything is written where the count is known then (in memory),
+//!    else before the commit;
+//! 3. write the Parquet files through one [`Staged`] write (`crate::store` encodes them);
+//! 4. commit (`crate::commit`): one atomic manifest rename.
+//!
+//! An error or a refusal at any step drops the [`Staged`] write, which removes every file
+//! and folder it made: the warehouse is left exactly as it was.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::array::RecordBatch;
+
+use crate::commit::shards::{self, ShardStatus};
+use crate::commit::{self, Manifest, Staged};
+use crate::error::{Error, Result};
+use crate::ingest::{self, IngestOptions, Ingested};
+use crate::reduce::Derived;
+use crate::store::{self, TABLES};
+use runlog_core::shard::{inputs_fingerprint, Shard, SHARED_TABLES};
+use runlog_core::{reduce_all, summarize, Summary};
+
+/// How an ingest commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitMode {
+    /// Replace everything the warehouse holds.
+    Full,
+    /// Keep only this shard's agents and replace only its entry (`--shard I/N`); with
+    /// `reshard`, drop a full ingest or shards of another N first.
+    Shard { shard: Shard, reshard: bool },
+}
+
+/// How much memory an ingest holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memory {
+    /// Every event in memory at once.
+    InMemory,
+    /// Through this many spill partitions on disk (`--spill-partitions P`).
+    Spilled(usize),
+}
+
+impl Memory {
+    /// The default for these inputs: in memory below 1 GiB, else one partition per 32 MiB
+    /// (gzip and zstd files counted at 8 times their size).
+    pub fn auto(paths: &[PathBuf]) -> Memory {
+        let Ok((files, _)) = ingest::discover(paths) else {
+            return Memory::InMemory;
+        };
+        let bytes: u64 = files
+            .iter()
+            .map(|f| {
+                let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+                let name = f.to_string_lossy();
+                if name.ends_with(".gz") || name.ends_with(".zst") {
+                    len * 8
+                } else {
+                    len
+                }
+            })
+            .sum();
+        if bytes < 1 << 30 {
+            Memory::InMemory
+        } else {
+            Memory::Spilled(bytes.div_ceil(32 << 20) as usize)
+        }
+    }
+}
+
+/// `--max-rejects N` or `--max-rejects P%`: how many rejects an ingest may have (a text
+/// that is neither fails the ingest before anything is written).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaxRejects(pub String);
+
+impl MaxRejects {
+    /// The largest number of rejects allowed among `lines` lines.
+    pub fn limit(&self, lines: u64) -> std::result::Result<u64, String> {
+        let s = &self.0;
+        if let Some(p) = s.strip_suffix('%') {
+            let pct: f64 = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("--max-rejects {s:?}: not a percentage"))?;
+            Ok(((pct / 100.0) * lines as f64).floor() as u64)
+        } else {
+            s.trim()
+                .parse()
+                .map_err(|_| format!("--max-rejects {s:?}: not a count or a percentage like 0.5%"))
+        }
+    }
+
+    /// Refuses `rejects` among `lines` when over the limit.
+    fn check(&self, rejects: u64, lines: u64) -> Result<()> {
+        let max = self.limit(lines).map_err(Error::Invalid)?;
+        if rejects > max {
+            return Err(Error::TooManyRejects {
+                rejects,
+                lines,
+                limit: self.0.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What [`ingest`] does besides reading.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub commit: CommitMode,
+    pub memory: Memory,
+    pub max_rejects: Option<MaxRejects>,
+}
+
+/// What an ingest committed.
+#[derive(Debug)]
+pub struct Written {
+    pub summary: Summary,
+    /// The shards in the warehouse after a shard commit.
+    pub shard_status: Option<ShardStatus>,
+    pub manifest: Manifest,
+}
+
+/// Reads `paths` and commits every table into `warehouse` (see the module documentation).
+pub fn ingest(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+) -> Result<Written> {
+    let start = Instant::now();
+    let shard = match w.commit {
+        CommitMode::Full => None,
+        CommitMode::Shard { shard, reshard } => {
+            // Refuse a shard the warehouse will not take before reading any input.
+            shards::precheck(warehouse, shard, reshard)?;
+            Some(shard)
+        }
+    };
+    let (staged, files, mut summary, inputs) = match w.memory {
+        Memory::InMemory => in_memory(paths, opts, warehouse, w, shard, start)?,
+        Memory::Spilled(p) => spilled(paths, opts, warehouse, w, shard, p)?,
+    };
+    summary.seconds = start.elapsed().as_secs_f64();
+    summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
+    let value = serde_json::to_value(&summary)?;
+    let (manifest, shard_status) = match w.commit {
+        CommitMode::Full => (commit::commit_full(staged, files, value)?, None),
+        CommitMode::Shard { shard, reshard } => {
+            let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard)?;
+            (m, Some(s))
+        }
+    };
+    Ok(Written {
+        summary,
+        shard_status,
+        manifest,
+    })
+}
+
+type Files = BTreeMap<String, Vec<String>>;
+
+/// The name every file of one write is given after `part-`: the ingest's id, then the
+/// spill partition, then the shard (last, where [`shards::part_shard`] reads it).
+fn part_id(id: &str, partition: Option<usize>, shard: Option<Shard>) -> String {
+    let mut s = id.to_string();
+    if let Some(p) = partition {
+        s.push_str(&format!("-p{p:05}"));
+    }
+    if let Some(sh) = shard {
+        s.push_str(&format!("-s{}of{}", sh.index, sh.count));
+    }
+    s
+}
+
+fn add_files(all: &mut Files, more: Files) {
+    for (t, mut names) in more {
+        all.entry(t).or_default().append(&mut names);
+    }
+}
+
+/// Starts the write: a full ingest holds the lock from here to its commit, so no other
+/// writer's files come and go meanwhile; a shard takes it only to commit.
+fn begin(warehouse: &Path, shard: Option<Shard>) -> Result<Staged> {
+    let mut staged = Staged::begin(warehouse, commit::new_ingest_id())?;
+    if shard.is_none() {
+        staged.lock(Duration::ZERO)?;
+    }
+    Ok(staged)
+}
+
+fn in_memory(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+    shard: Option<Shard>,
+    start: Instant,
+) -> Result<(Staged, Files, Summary, String)> {
+    let mut ingested = ingest::ingest_paths(paths, opts)?;
+    if let Some(m) = &w.max_rejects {
+        let t = ingested.totals();
+        m.check(t.rejects, t.lines)?;
+    }
+    if let Some(s) = shard {
+        s.retain(&mut ingested);
+    }
+    let inputs = inputs_fingerprint(&ingested);
+    let staged = begin(warehouse, shard)?;
+    let id = part_id(staged.id(), None, shard);
+    let (files, _derived, summary) = write_tables(warehouse, &id, &ingested, shard, || {
+        let derived = reduce_all(&ingested);
+        let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
+        Ok((derived, summary))
+    })?;
+    // Everything is written: the process ends soon, and freeing a million events one by
+    // one would only delay that (about a tenth of a second per million).
+    std::mem::forget(ingested);
+    Ok((staged, files, summary, inputs))
+}
+
+fn spilled(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+    shard: Option<Shard>,
+    partitions: usize,
+) -> Result<(Staged, Files, Summary, String)> {
+    let mut staged = begin(warehouse, shard)?;
+    let spill_dir = staged.spill_dir()?;
+    let mut files = Files::new();
+    let (mut agents, mut intervals) = (0u64, 0u64);
+    let per_agent: Vec<&'static str> = TABLES
+        .iter()
+        .copied()
+        .filter(|t| !SHARED_TABLES.contains(t) && *t != "events")
+        .collect();
+    let totals = ingest::spill::ingest_partitioned::<Error>(
+        paths,
+        opts,
+        &spill_dir,
+        partitions.max(1),
+        |part| {
+            let mut ingested = Ingested {
+                agents: part.agents,
+                files: part.files,
+                ..Default::default()
+            };
+            if let Some(s) = shard {
+                s.retain(&mut ingested);
+            }
+            let derived = reduce_all(&ingested);
+            agents += ingested.agents.len() as u64;
+            intervals += derived.intervals.len() as u64;
+            // `events` is built while it is written; the other tables are small.
+            let pid = part_id(staged.id(), Some(part.index), shard);
+            let (events, written) = rayon::join(
+                || store::write_events_parts(warehouse, &pid, &ingested, None),
+                || -> Result<_> {
+                    let batches = store::some_batches(&ingested, &derived, &per_agent)?;
+                    store::write_parts(warehouse, &pid, &batches)
+                },
+            );
+            files
+                .entry("events".into())
+                .or_default()
+                .append(&mut events?);
+            add_files(&mut files, written?);
+            Ok(())
+        },
+    )?;
+    let mut summary = summarize(&totals, &Derived::default(), 0.0);
+    summary.agents = agents;
+    summary.intervals = intervals;
+    if let Some(m) = &w.max_rejects {
+        // Conflicts are found while partitions are assembled: the count is whole only now.
+        m.check(summary.rejects, summary.lines_read)?;
+    }
+    let shared = shared_batches(&totals, shard)?;
+    let id = part_id(&format!("{}-shared", staged.id()), None, shard);
+    add_files(&mut files, store::write_parts(warehouse, &id, &shared)?);
+    let inputs = inputs_fingerprint(&totals);
+    Ok((staged, files, summary, inputs))
+}
+
+/// The tables that are not per agent, written once per ingest: empty for a shard that
+/// does not own them.
+fn shared_batches(
+    ing: &Ingested,
+    shard: Option<Shard>,
+) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    let mut b = store::some_batches(ing, &Derived::default(), SHARED_TABLES)?;
+    if shard.is_some_and(|s| !s.owns_shared_tables()) {
+        b.values_mut().for_each(Vec::clear);
+    }
+    Ok(b)
+}
+
+/// Writes every table of an in-memory ingest, reducing while `events` (which needs only
+/// the ingested events) is written, so that reducing and writing share the cores. `derive`
+/// returns the derived tables and the summary. Nothing is committed.
+fn write_tables<D: std::borrow::Borrow<Derived> + Send, T: Send>(
+    dir: &Path,
+    id: &str,
+    ing: &Ingested,
+    shard: Option<Shard>,
+    derive: impl FnOnce() -> Result<(D, T)> + Send,
+) -> Result<(Files, D, T)> {
+    let per_agent: Vec<&'static str> = TABLES
+        .iter()
+        .copied()
+        .filter(|t| !SHARED_TABLES.contains(t) && *t != "events")
+        .collect();
+    let (events, rest) = rayon::join(
+        || store::write_events_parts(dir, id, ing, Some(store::EVENTS_PARTS_PER_THREAD)),
+        || -> Result<_> {
+            let (d, summary) = derive()?;
+            let mut batches = store::some_batches(ing, d.borrow(), &per_agent)?;
+            batches.extend(shared_batches(ing, shard)?);
+            let files = store::write_parts(dir, id, &batches)?;
+            Ok((files, d, summary))
+        },
+    );
+    let (mut files, d, summary) = rest?;
+    files.insert("events".to_string(), events?);
+    Ok((files, d, summary))
+}
+
+/// Writes an ingest already read and reduced as a full commit (`runlog bench` times the
+/// write stage this way).
+pub fn write_reduced(
+    warehouse: &Path,
+    ing: &Ingested,
+    d: &Derived,
+    summary: serde_json::Value,
+) -> Result<Manifest> {
+    let staged = begin(warehouse, None)?;
+    let id = staged.id().to_string();
+    let (files, _, ()) = write_tables(warehouse, &id, ing, None, || Ok((d, ())))?;
+    commit::commit_full(staged, files, summary)
+}
+
+/// Writes tables already built as record batches as a full commit (tests and benchmarks
+/// that make a warehouse from a [`crate::Loaded`]).
+pub fn write_batches(
+    warehouse: &Path,
+    tables: &BTreeMap<&'static str, Vec<RecordBatch>>,
+    summary: serde_json::Value,
+) -> Result<Manifest> {
+    let staged = begin(warehouse, None)?;
+    let id = staged.id().to_string();
+    let files = store::write_parts(warehouse, &id, tables)?;
+    commit::commit_full(staged, files, summary)
+}

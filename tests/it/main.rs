@@ -1,0 +1,13 @@
+//! The integration tests of the `runlog` crate, in one binary (each test binary links
+//! DataFusion again: one link instead of one per file). The core's own tests (decoders,
+//! reducer, oracle) are in `crates/runlog-core/tests/it`.
+
+mod ballista;
+mod cli;
+mod commit;
+mod damaged;
+mod golden;
+mod html;
+mod queries;
+mod reliability;
+mod shards;
