@@ -1,4 +1,4 @@
-//! Fuzz target for the line decoder (`src/decode.rs`): arbitrary bytes as one log line.
+//! Fuzz target for the line decoder (`runlog_core::decode`): arbitrary bytes as one log line.
 //!
 //! `parse_line`, `excerpt` and `mask_secrets` must never panic, and what they return must
 //! keep their promises (SEMANTICS.md §7):
@@ -12,16 +12,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use runlog_core::{decode, event};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-
-#[allow(dead_code)]
-#[path = "../../src/event.rs"]
-mod event;
-
-#[allow(dead_code)]
-#[path = "../../src/decode.rs"]
-mod decode;
 
 /// Longest reject reason accepted (it is stored in every reject row and printed on stderr).
 const MAX_REASON: usize = 512;

@@ -9,15 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use runlog_core::decode;
 use serde_json::Value;
-
-#[allow(dead_code)]
-#[path = "../../src/event.rs"]
-mod event;
-
-#[allow(dead_code)]
-#[path = "../../src/decode.rs"]
-mod decode;
 
 fn depth(v: &Value) -> usize {
     match v {

@@ -1,5 +1,5 @@
-//! Fuzz target for the reducer's payload walker (`src/reduce/payload.rs`): arbitrary bytes as
-//! an event's `data`.
+//! Fuzz target for the reducer's payload walker (`runlog_core::event::payload`): arbitrary
+//! bytes as an event's `data`.
 //!
 //! The walker is only handed payloads ingest has checked to be JSON objects that serde_json
 //! reads, so other inputs are skipped. For the rest, every member it finds
@@ -10,14 +10,9 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
+use runlog_core::event::payload::{self, Raw};
 use serde_json::value::RawValue;
 use serde_json::Value;
-
-#[allow(dead_code)]
-#[path = "../../src/reduce/payload.rs"]
-mod payload;
-
-use payload::Raw;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -65,9 +60,15 @@ fn check_object(text: &str, depth: usize) {
         assert_eq!(b.map(Raw::text), Some(map[keys[keys.len() - 1]].get()));
         assert_eq!(none, None);
     }
-    let longest = keys.iter().max_by_key(|k| k.len()).copied().unwrap_or("text");
+    let longest = keys
+        .iter()
+        .max_by_key(|k| k.len())
+        .copied()
+        .unwrap_or("text");
     if let Some(n) = payload::member_chars(text, longest) {
-        let s = map.get(longest).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+        let s = map
+            .get(longest)
+            .and_then(|v| serde_json::from_str::<String>(v.get()).ok());
         assert_eq!(Some(n), s.map(|s| s.chars().count() as i64));
     }
 }
