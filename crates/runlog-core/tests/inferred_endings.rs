@@ -349,3 +349,34 @@ fn codex_rollouts_without_task_records_give_one_turn_per_prompt() {
     let st: Vec<&str> = d.intervals.iter().map(|i| i.status).collect();
     assert_eq!(st, ["settled", "settled", "unsettled"]);
 }
+
+#[test]
+#[ignore = "prints the outcomes of the real samples (cargo test -- --ignored --nocapture)"]
+fn print_sample_outcomes() {
+    for dir in ["claude-code", "claude-code-sdk", "agent-history", "codex"] {
+        let d = run(&[root_dir().join("tests/samples").join(dir)]);
+        let mut n = std::collections::BTreeMap::new();
+        for t in &d.turns {
+            *n.entry((t.is_root, t.state.unwrap_or("-"), t.inferred))
+                .or_insert(0) += 1;
+        }
+        let iv: Vec<_> = d.intervals.iter().map(|i| (i.status, i.inferred)).collect();
+        println!(
+            "{dir}: turns {n:?} errors {} intervals {iv:?}",
+            d.errors.len()
+        );
+        if dir == "claude-code" {
+            for t in &d.turns {
+                println!(
+                    "  {},{},{},{:?},{},{}",
+                    t.session,
+                    t.turn,
+                    t.is_root,
+                    t.state,
+                    t.text_len.unwrap_or(-1),
+                    t.inferred
+                );
+            }
+        }
+    }
+}
