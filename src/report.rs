@@ -29,13 +29,10 @@ pub struct Report {
     pub sections: Vec<Section>,
 }
 
-/// The tables the report reads: every table but `events` (the `agents` table counts them).
+/// The tables the report reads: every table (`events` only for each root's `source`, in
+/// `turn_ends_by_format`).
 pub fn tables_used() -> Vec<&'static str> {
-    crate::store::TABLES
-        .iter()
-        .copied()
-        .filter(|&t| t != "events")
-        .collect()
+    crate::store::TABLES.to_vec()
 }
 
 /// The SQL of every section: (id, title, note, query). `{unit}` and `{format}` are filled in
@@ -134,6 +131,18 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
                 sum(model_calls) AS model_calls, sum(input_tokens) AS input_tokens,
                 sum(output_tokens) AS output_tokens
          FROM intervals GROUP BY 1, 2 ORDER BY input_tokens DESC, status, finish_reason",
+    ),
+    (
+        "turn_ends_by_format",
+        "Turn ends by format: recorded vs inferred",
+        "recorded = the log wrote the turn's end; inferred = the importer deduced it (next prompt, final answer with nothing pending, compaction; turns.inferred); none = still open (log cut mid-turn)",
+        "WITH src AS (SELECT root, min(source) AS source FROM events GROUP BY root)
+         SELECT coalesce(s.source, '-') AS format, count(*) AS turns,
+                sum(CASE WHEN t.end_seq IS NOT NULL AND NOT t.inferred THEN 1 ELSE 0 END) AS recorded,
+                sum(CASE WHEN t.end_seq IS NOT NULL AND t.inferred THEN 1 ELSE 0 END) AS inferred,
+                sum(CASE WHEN t.end_seq IS NULL THEN 1 ELSE 0 END) AS no_end
+         FROM turns t LEFT JOIN src s ON t.root = s.root
+         GROUP BY 1 ORDER BY turns DESC, format",
     ),
 ];
 

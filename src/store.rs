@@ -98,6 +98,7 @@ pub fn schema(table: &str) -> SchemaRef {
             f("busy", I, false),
             f("conflicts", I, false),
             f("seq_gaps", I, false),
+            f("inferred", B, false),
         ],
         "turns" => vec![
             f("root", S, false),
@@ -118,6 +119,7 @@ pub fn schema(table: &str) -> SchemaRef {
             f("input_tokens", I, false),
             f("output_tokens", I, false),
             f("protocol_error", I, true),
+            f("inferred", B, false),
         ],
         "errors" => vec![
             f("root", S, false),
@@ -519,6 +521,7 @@ pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
                     i(r.iter().map(|x| x.busy)),
                     i(r.iter().map(|x| x.conflicts)),
                     i(r.iter().map(|x| x.seq_gaps)),
+                    b(r.iter().map(|x| x.inferred)),
                 ],
             )
         }
@@ -545,6 +548,7 @@ pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
                     i(r.iter().map(|x| x.input_tokens)),
                     i(r.iter().map(|x| x.output_tokens)),
                     io(r.iter().map(|x| x.protocol_error)),
+                    b(r.iter().map(|x| x.inferred)),
                 ],
             )
         }

@@ -80,6 +80,7 @@ const TABLES: &[(&str, &[(&str, &str)])] = &[
             ("busy", "Int64"),
             ("conflicts", "Int64"),
             ("seq_gaps", "Int64"),
+            ("inferred", "Boolean"),
         ],
     ),
     (
@@ -103,6 +104,7 @@ const TABLES: &[(&str, &[(&str, &str)])] = &[
             ("input_tokens", "Int64"),
             ("output_tokens", "Int64"),
             ("protocol_error", "Int64"),
+            ("inferred", "Boolean"),
         ],
     ),
     (

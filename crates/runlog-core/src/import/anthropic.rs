@@ -37,6 +37,8 @@ enum Block {
         name: String,
         input: Value,
         json: String,
+        /// The lines folded into its `tool/call`: its start and its `input_json_delta`s.
+        lines: Vec<u64>,
     },
     Other,
 }
@@ -85,6 +87,10 @@ pub struct AnthropicImporter {
     text: String,
     /// Whether the turn was ended (by `message_stop` or `error`).
     ended: bool,
+    /// The line being read.
+    line_no: u64,
+    /// Lines folded into a later event: (line, that event's type).
+    folded: Vec<(u64, &'static str)>,
 }
 
 impl AnthropicImporter {
@@ -99,6 +105,56 @@ impl AnthropicImporter {
             stop_reason: None,
             text: String::new(),
             ended: false,
+            line_no: 0,
+            folded: Vec::new(),
+        }
+    }
+
+    /// The `tool/call` of a `tool_use` block: its input (the joined pieces parsed, else
+    /// kept as text); `partial` when the block never stopped (cut off by `max_tokens`, or
+    /// the stream ended), so that its lines are not lost. Its lines are folded into it.
+    fn tool_call(&mut self, out: &mut Vec<Event>, block: Block, partial: bool) {
+        let Block::Tool {
+            id,
+            name,
+            input,
+            json,
+            lines,
+        } = block
+        else {
+            return;
+        };
+        let arguments = if json.trim().is_empty() {
+            input
+        } else {
+            serde_json::from_str(&json).unwrap_or(Value::String(json))
+        };
+        let mut data = json!({ "call_id": id, "name": name, "arguments": arguments });
+        if partial {
+            flag(&mut data, "partial");
+        }
+        self.push(out, "tool/call", data);
+        let at = out.last().map_or(0, |e| e.line);
+        self.folded.extend(
+            lines
+                .into_iter()
+                .filter(|&l| l != self.line_no && l != at)
+                .map(|l| (l, "tool/call")),
+        );
+    }
+
+    /// Tool blocks still open when the message ends: their partial calls.
+    fn flush_tools(&mut self, out: &mut Vec<Event>) {
+        let open: Vec<u64> = self
+            .blocks
+            .iter()
+            .filter(|(_, b)| matches!(b, Block::Tool { .. }))
+            .map(|(&i, _)| i)
+            .collect();
+        for i in open {
+            if let Some(b) = self.blocks.remove(&i) {
+                self.tool_call(out, b, true);
+            }
         }
     }
 
@@ -148,7 +204,10 @@ impl AnthropicImporter {
                 self.push(out, "reasoning/delta", json!({ "text": t }));
             }
             (Some("input_json_delta"), _, _, Some(piece)) => match self.blocks.get_mut(&index) {
-                Some(Block::Tool { json, .. }) => json.push_str(piece),
+                Some(Block::Tool { json, lines, .. }) => {
+                    json.push_str(piece);
+                    lines.push(self.line_no);
+                }
                 _ => self.keep(out, "content_block_delta", record),
             },
             _ => self.keep(out, "content_block_delta", record),
@@ -158,23 +217,7 @@ impl AnthropicImporter {
     fn block_stop(&mut self, out: &mut Vec<Event>, record: Map<String, Value>) {
         let index = record.get("index").and_then(Value::as_u64).unwrap_or(0);
         match self.blocks.remove(&index) {
-            Some(Block::Tool {
-                id,
-                name,
-                input,
-                json,
-            }) => {
-                let arguments = if json.trim().is_empty() {
-                    input
-                } else {
-                    serde_json::from_str(&json).unwrap_or(Value::String(json))
-                };
-                self.push(
-                    out,
-                    "tool/call",
-                    json!({ "call_id": id, "name": name, "arguments": arguments }),
-                );
-            }
+            Some(b @ Block::Tool { .. }) => self.tool_call(out, b, false),
             _ => self.keep(out, "content_block_stop", record),
         }
     }
@@ -208,6 +251,7 @@ impl Importer for AnthropicImporter {
         };
         let record = Unmapped::parse(body)?;
         self.ordinal = line_no.saturating_sub(1);
+        self.line_no = line_no;
         let raw_type = record
             .get("type")
             .and_then(Value::as_str)
@@ -242,6 +286,7 @@ impl Importer for AnthropicImporter {
                             .cloned()
                             .unwrap_or_else(|| json!({})),
                         json: String::new(),
+                        lines: vec![line_no],
                     },
                     _ => Block::Other,
                 };
@@ -255,6 +300,7 @@ impl Importer for AnthropicImporter {
             "content_block_delta" => self.block_delta(out, record),
             "content_block_stop" => self.block_stop(out, record),
             "message_delta" => {
+                self.flush_tools(out);
                 self.counts.update(record.get("usage"));
                 let delta = record.get("delta");
                 if let Some(r) = delta
@@ -290,7 +336,13 @@ impl Importer for AnthropicImporter {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<Event>) {}
+    fn finish(&mut self, out: &mut Vec<Event>) {
+        self.flush_tools(out);
+    }
+
+    fn folded(&mut self) -> Vec<(u64, &'static str)> {
+        std::mem::take(&mut self.folded)
+    }
 }
 
 #[cfg(test)]

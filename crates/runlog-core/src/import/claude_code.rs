@@ -30,7 +30,7 @@
 //! kept; a record without a timestamp takes the previous one (`data.ts_synthetic`).
 //! `seq` numbers the file's events; ingest renumbers the merged root.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
@@ -60,6 +60,16 @@ struct Sess {
     /// Text and stop reason of the open turn's last message with text / a stop reason.
     last_text: String,
     last_stop: Option<String>,
+    /// Tool calls of the open turn with no result yet.
+    pending: HashSet<String>,
+    /// The open turn's last output is a final answer: a text block (or a stop reason other
+    /// than `tool_use`) with no tool call pending and nothing after it.
+    finished: bool,
+    /// The open turn's last output was an API error message Claude Code gave up on.
+    failed: Option<Value>,
+    /// A subagent session whose end comes from its parent's Task result (never inferred at
+    /// the end of its file).
+    agent: bool,
 }
 
 /// A subagent as the parent transcript knows it.
@@ -84,6 +94,17 @@ pub struct ClaudeCodeImporter {
     /// Task `tool_use` id → (session, turn) that called it.
     tasks: HashMap<String, (String, Option<String>)>,
     agents: HashMap<String, Agent>,
+    /// For a file under `<sessionId>/subagents/`: the parent session named by the path (the
+    /// root, whatever `sessionId` its records carry) and the file's agent id.
+    path_root: Option<(String, String)>,
+    /// Inline sidechains (1.0.x): record uuid → its chain's session.
+    chain_of: HashMap<String, String>,
+    /// The last inline sidechain session (for a record whose parent is unknown).
+    last_chain: Option<String>,
+    /// Task calls not yet given a chain: (call id, prompt, calling session, turn).
+    unlinked_tasks: Vec<(String, String, String, Option<String>)>,
+    /// Task call id → the inline chain session it spawned.
+    task_chain: HashMap<String, String>,
 }
 
 const INTERRUPT: &str = "[Request interrupted by user";
@@ -100,6 +121,48 @@ impl ClaudeCodeImporter {
             sessions: HashMap::new(),
             tasks: HashMap::new(),
             agents: HashMap::new(),
+            path_root: subagent_path(&ctx.rel),
+            chain_of: HashMap::new(),
+            last_chain: None,
+            unlinked_tasks: Vec::new(),
+            task_chain: HashMap::new(),
+        }
+    }
+
+    /// Ends the session's open turn where a reader of the log would, if its assistant has
+    /// finished (final answer, nothing pending): `turn/end{…, inferred: true}`. A turn cut
+    /// off mid-work (a tool call pending, a tool result not answered) stays open.
+    /// At the end of the file (`at_eof`), a turn whose last output is an API error message
+    /// stays open: the log may have been cut while Claude Code retried.
+    fn settle(&mut self, out: &mut Vec<Event>, session: &str, at_eof: bool) {
+        self.flush_msg(out, session);
+        let Some(sess) = self.sessions.get(session) else {
+            return;
+        };
+        if sess.turn.is_none() || !sess.finished || !sess.pending.is_empty() {
+            return;
+        }
+        if at_eof && sess.failed.is_some() {
+            return;
+        }
+        let mut data = match &sess.failed {
+            Some(err) => json!({ "reason": { "kind": "error", "error": err }, "inferred": true }),
+            None => {
+                let kind = sess.last_stop.clone().unwrap_or_else(|| "end_turn".into());
+                json!({ "reason": { "kind": kind }, "inferred": true })
+            }
+        };
+        if !sess.last_text.is_empty() {
+            data["text"] = json!(sess.last_text);
+        }
+        self.end_turn(out, session, data);
+    }
+
+    /// Marks the session's open turn as working (not finished).
+    fn working(&mut self, session: &str) {
+        if let Some(s) = self.sessions.get_mut(session) {
+            s.finished = false;
+            s.failed = None;
         }
     }
 
@@ -159,6 +222,9 @@ impl ClaudeCodeImporter {
         if msg.stop_reason.is_some() {
             sess.last_stop = msg.stop_reason.clone();
         }
+        if msg.stop_reason.as_deref() == Some("tool_use") {
+            sess.finished = false;
+        }
         let mut data = json!({});
         if let Some(r) = msg.stop_reason {
             data["finish_reason"] = json!(r);
@@ -192,17 +258,18 @@ impl ClaudeCodeImporter {
         let Some(turn) = sess.turn.take() else { return };
         sess.last_text.clear();
         sess.last_stop = None;
+        sess.pending.clear();
+        sess.finished = false;
+        sess.failed = None;
+        let inferred = data.get("inferred") == Some(&Value::Bool(true));
         self.push(out, 0, session, Some(&turn), "turn/end", data);
         if session == self.root() {
             let root = self.root().to_string();
-            self.push(
-                out,
-                0,
-                &root,
-                None,
-                "agent/idle",
-                json!({ "synthetic": true }),
-            );
+            let mut idle = json!({ "synthetic": true });
+            if inferred {
+                flag(&mut idle, "inferred");
+            }
+            self.push(out, 0, &root, None, "agent/idle", idle);
         }
     }
 
@@ -304,7 +371,12 @@ impl ClaudeCodeImporter {
         let blocks = msg.and_then(|m| m.get("content"));
         if record.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
             let text = content_text(blocks);
-            let err = api_error(&text, record.get("error").and_then(Value::as_str));
+            let status = record.get("apiErrorStatus").and_then(Value::as_i64);
+            let err = api_error(&text, record.get("error").and_then(Value::as_str), status);
+            if let Some(s) = self.sessions.get_mut(session) {
+                s.finished = s.pending.is_empty();
+                s.failed = Some(err.clone());
+            }
             self.push(
                 out,
                 0,
@@ -342,21 +414,43 @@ impl ClaudeCodeImporter {
             let (kind, data) = match s("type") {
                 Some("text") => {
                     let t = s("text").unwrap_or_default();
-                    if let Some(m) = self.sessions.get_mut(session).and_then(|s| s.msg.as_mut()) {
-                        m.text.push_str(t);
+                    if let Some(sess) = self.sessions.get_mut(session) {
+                        sess.finished = sess.pending.is_empty();
+                        sess.failed = None;
+                        if let Some(m) = sess.msg.as_mut() {
+                            m.text.push_str(t);
+                        }
                     }
                     ("text/delta", json!({ "text": t }))
                 }
-                Some("thinking") => (
-                    "reasoning/delta",
-                    json!({ "text": s("thinking").unwrap_or_default() }),
-                ),
+                Some("thinking") => {
+                    self.working(session);
+                    (
+                        "reasoning/delta",
+                        json!({ "text": s("thinking").unwrap_or_default() }),
+                    )
+                }
                 Some("tool_use") => {
                     let call_id = s("id").unwrap_or_default();
                     let name = s("name").unwrap_or_default();
                     if matches!(name, "Task" | "Agent") {
                         let at = (session.to_string(), turn.clone());
                         self.tasks.insert(call_id.to_string(), at);
+                        let prompt = b
+                            .get("input")
+                            .and_then(|i| i.get("prompt"))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        self.unlinked_tasks.push((
+                            call_id.to_string(),
+                            prompt.to_string(),
+                            session.to_string(),
+                            turn.clone(),
+                        ));
+                    }
+                    self.working(session);
+                    if let Some(sess) = self.sessions.get_mut(session) {
+                        sess.pending.insert(call_id.to_string());
                     }
                     let arguments = b.get("input").cloned().unwrap_or_else(|| json!({}));
                     let data = json!({ "call_id": call_id, "name": name, "arguments": arguments });
@@ -375,15 +469,18 @@ impl ClaudeCodeImporter {
     fn user(&mut self, out: &mut Vec<Event>, line: u64, session: &str, record: Map<String, Value>) {
         let content = record.get("message").and_then(|m| m.get("content"));
         let is = |k: &str| record.get(k).and_then(Value::as_bool) == Some(true);
-        if is("isMeta") || is("isCompactSummary") || is("isVisibleInTranscriptOnly") {
-            return self.keep(out, session, "user", Value::Object(record));
-        }
         let results: Vec<&Value> = content
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
             .collect();
+        // Meta lines are kept, but tool results in them are results all the same.
+        if results.is_empty()
+            && (is("isMeta") || is("isCompactSummary") || is("isVisibleInTranscriptOnly"))
+        {
+            return self.keep(out, session, "user", Value::Object(record));
+        }
         let text = content_text(content);
         if !results.is_empty() {
             let turn = self.open_turn(session);
@@ -398,6 +495,21 @@ impl ClaudeCodeImporter {
                     }
                 }
                 self.push(out, 0, session, turn.as_deref(), "tool/result", data);
+                self.working(session);
+                if let Some(sess) = self.sessions.get_mut(session) {
+                    sess.pending.remove(call_id);
+                }
+                // The Task that spawned an inline sidechain: its result ends the chain's turn.
+                if let Some(chain) = self.task_chain.remove(call_id) {
+                    let failed = r.get("is_error").and_then(Value::as_bool) == Some(true);
+                    let kind = if failed { "error" } else { "completed" };
+                    let mut d = json!({ "reason": { "kind": kind }, "inferred": true });
+                    let text = content_text(r.get("content"));
+                    if !text.is_empty() {
+                        d["text"] = json!(text);
+                    }
+                    self.end_turn(out, &chain, d);
+                }
             }
             // A Task's result tells how its subagent ended.
             let first_call = results[0].get("tool_use_id").and_then(Value::as_str);
@@ -419,8 +531,8 @@ impl ClaudeCodeImporter {
             }
             return self.keep(out, session, "user", Value::Object(record));
         }
-        // A prompt.
-        self.flush_msg(out, session);
+        // A prompt: the turn before it ended if its assistant had finished.
+        self.settle(out, session, false);
         let uuid = record.get("uuid").and_then(Value::as_str);
         let id = super::id_or(uuid, &format!("{}:{line}", self.rel));
         let is_root = session == self.root();
@@ -440,6 +552,8 @@ impl ClaudeCodeImporter {
                 sess.turn = Some(id.clone());
                 sess.last_text.clear();
                 sess.last_stop = None;
+                sess.finished = false;
+                sess.failed = None;
                 self.push(out, 0, session, Some(&id), "turn/start", json!({}));
             }
             (Some(_), true) => self.push(
@@ -498,7 +612,46 @@ impl ClaudeCodeImporter {
             }
             return self.end_turn(out, session, data);
         }
+        match subtype {
+            Some("api_error") => return self.api_error_record(out, session, record),
+            // A compaction between turns: the turn before it is over if it had finished.
+            Some("compact_boundary") => self.settle(out, session, false),
+            _ => {}
+        }
         self.keep(out, session, "system", Value::Object(record))
+    }
+
+    /// A `system` `api_error` (one failed attempt Claude Code retries: `retryAttempt` of
+    /// `maxRetries`) or an `error` record: `model/end{error}` in the open turn, one per
+    /// attempt; the reducer marks it retried / recovered from what follows.
+    fn api_error_record(
+        &mut self,
+        out: &mut Vec<Event>,
+        session: &str,
+        record: Map<String, Value>,
+    ) {
+        let mut err = record_error(&record);
+        let n = |k: &str| record.get(k).filter(|v| v.is_number()).cloned();
+        if let Some(Value::Object(d)) = err.get_mut("details") {
+            for (k, key) in [
+                ("retry_attempt", "retryAttempt"),
+                ("max_retries", "maxRetries"),
+                ("retry_in_ms", "retryInMs"),
+            ] {
+                if let Some(v) = n(key) {
+                    d.insert(k.into(), v);
+                }
+            }
+        }
+        let turn = self.open_turn(session);
+        self.push(
+            out,
+            0,
+            session,
+            turn.as_deref(),
+            "model/end",
+            json!({ "error": err }),
+        );
     }
 
     /// One record whose root and time are known.
@@ -515,9 +668,13 @@ impl ClaudeCodeImporter {
                 .and_then(Value::as_str)
                 .filter(|v| !v.is_empty())
         };
-        let session = match (s("agentId"), record.get("isSidechain")) {
+        let file_agent = self.path_root.as_ref().map(|(_, a)| a.clone());
+        let session = match (
+            s("agentId").or(file_agent.as_deref()),
+            record.get("isSidechain"),
+        ) {
             (Some(agent), _) => format!("{}/{agent}", self.root()),
-            (None, Some(Value::Bool(true))) => format!("{}/sidechain", self.root()),
+            (None, Some(Value::Bool(true))) => self.chain_session(out, &record),
             (None, _) if s("sessionId").is_some() => self.root().to_string(),
             (None, _) => self
                 .file_session
@@ -525,6 +682,9 @@ impl ClaudeCodeImporter {
                 .unwrap_or_else(|| self.root().to_string()),
         };
         self.file_session = Some(session.clone());
+        if s("agentId").is_some() || file_agent.is_some() {
+            self.sessions.entry(session.clone()).or_default().agent = true;
+        }
         let raw_type = s("type").unwrap_or("record").to_string();
         if raw_type != "progress" {
             self.clock(ts); // `progress` moves the clock itself
@@ -534,6 +694,7 @@ impl ClaudeCodeImporter {
             "assistant" => self.assistant(out, line, &session, record),
             "system" => self.system(out, &session, record),
             "progress" => self.progress(out, &session, ts, record),
+            "error" => self.api_error_record(out, &session, record),
             "queue-operation" if s("operation") == Some("enqueue") && session == self.root() => {
                 let id = format!("{}:{line}", self.rel);
                 self.push(
@@ -547,6 +708,52 @@ impl ClaudeCodeImporter {
             }
             _ => self.keep(out, &session, &raw_type, Value::Object(record)),
         }
+    }
+
+    /// The session of an inline sidechain record (1.0.x: subagents written into the main
+    /// transcript, no `agentId`): each `parentUuid: null` starts a chain, its own session
+    /// `<sessionId>/<uuid of its first record>`; later records follow their parent's chain.
+    /// A new chain is the subagent of a pending Task call (the one whose prompt it repeats,
+    /// else the oldest): its `session/start` names that call's turn.
+    fn chain_session(&mut self, out: &mut Vec<Event>, record: &Map<String, Value>) -> String {
+        let uuid = record.get("uuid").and_then(Value::as_str).unwrap_or("");
+        let parent = record.get("parentUuid").and_then(Value::as_str);
+        let known = parent.and_then(|p| self.chain_of.get(p)).cloned();
+        let session = match (parent, known) {
+            (_, Some(s)) => s,
+            (Some(_), None) if self.last_chain.is_some() => self.last_chain.clone().unwrap(),
+            _ => {
+                let id = super::id_or(Some(uuid), &format!("{}:sidechain", self.rel));
+                let session = format!("{}/{id}", self.root());
+                let prompt = content_text(record.get("message").and_then(|m| m.get("content")));
+                let pick = self
+                    .unlinked_tasks
+                    .iter()
+                    .position(|t| !t.1.is_empty() && t.1 == prompt)
+                    .or_else(|| (!self.unlinked_tasks.is_empty()).then_some(0));
+                let (parent, parent_turn) = match pick.map(|i| self.unlinked_tasks.remove(i)) {
+                    Some((call, _, s, t)) => {
+                        self.task_chain.insert(call, session.clone());
+                        (s, t)
+                    }
+                    None => (self.root().to_string(), None),
+                };
+                self.push(
+                    out,
+                    0,
+                    &session,
+                    None,
+                    "session/start",
+                    json!({ "parent": parent, "parent_turn": parent_turn, "sidechain": true }),
+                );
+                session
+            }
+        };
+        if !uuid.is_empty() {
+            self.chain_of.insert(uuid.to_string(), session.clone());
+        }
+        self.last_chain = Some(session.clone());
+        session
     }
 
     /// Records read before the file named its session and time.
@@ -583,7 +790,8 @@ impl Importer for ClaudeCodeImporter {
         if self.root.is_none() {
             match (sid, ts) {
                 (Some(sid), Some(_)) => {
-                    self.root = Some(sid.to_string());
+                    let root = self.path_root.as_ref().map_or(sid, |(p, _)| p.as_str());
+                    self.root = Some(root.to_string());
                     self.clock(ts);
                     self.release_held(out);
                 }
@@ -603,8 +811,103 @@ impl Importer for ClaudeCodeImporter {
         sessions.sort();
         for s in sessions {
             self.flush_msg(out, &s);
+            // The end of the file ends a finished turn (a subagent's ends with its Task).
+            if !self.sessions.get(&s).is_some_and(|x| x.agent) {
+                self.settle(out, &s, true);
+            }
         }
     }
+}
+
+/// `(parent sessionId, agent id)` of a file at `…/<sessionId>/subagents/agent-<id>.jsonl`.
+fn subagent_path(rel: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = rel.split(['/', '\\']).collect();
+    let n = parts.len();
+    if n < 3 || parts[n - 2] != "subagents" {
+        return None;
+    }
+    let stem = parts[n - 1].strip_suffix(".jsonl").unwrap_or(parts[n - 1]);
+    let agent = stem.strip_prefix("agent-").unwrap_or(stem);
+    (!parts[n - 3].is_empty() && !agent.is_empty())
+        .then(|| (parts[n - 3].to_string(), agent.to_string()))
+}
+
+/// The Error of a `system` `api_error` or an `error` record: the provider's error nested in
+/// `error` (`{status, error: {type: "error", error: {type, message}}}`, or a bare
+/// `{type, message}` / string), the HTTP status from `error.status` / `apiErrorStatus`,
+/// the code by table E, else by the status ([`super::status_error_code`]).
+fn record_error(record: &Map<String, Value>) -> Value {
+    let e = record.get("error");
+    let mut nested: Vec<&Value> = Vec::new();
+    let mut cur = e;
+    while let Some(v) = cur {
+        nested.push(v);
+        cur = v.get("error").filter(|x| x.is_object() || x.is_string());
+        if nested.len() > 4 {
+            break;
+        }
+    }
+    fn typed<'a>(v: &&'a Value) -> Option<&'a str> {
+        v.get("type")
+            .and_then(Value::as_str)
+            .filter(|t| *t != "error")
+    }
+    let raw = nested
+        .iter()
+        .rev()
+        .find_map(typed)
+        .or_else(|| nested.iter().rev().find_map(|v| v.as_str()))
+        .or_else(|| {
+            record
+                .get("cause")
+                .and_then(|c| c.get("code"))
+                .and_then(Value::as_str)
+        });
+    let message = nested
+        .iter()
+        .rev()
+        .find_map(|v| v.get("message").and_then(Value::as_str))
+        .or_else(|| {
+            record
+                .get("cause")
+                .and_then(|c| c.get("message"))
+                .and_then(Value::as_str)
+        })
+        .or_else(|| record.get("content").and_then(Value::as_str))
+        .or_else(|| record.get("message").and_then(Value::as_str))
+        .unwrap_or_default();
+    let status = nested
+        .iter()
+        .find_map(|v| v.get("status").and_then(Value::as_i64))
+        .or_else(|| record.get("apiErrorStatus").and_then(Value::as_i64))
+        .or_else(|| record.get("status").and_then(Value::as_i64));
+    let retrying = record.get("retryAttempt").is_some();
+    coded(error_object(
+        Format::ClaudeCode,
+        raw,
+        message,
+        Some(retrying),
+        status,
+    ))
+}
+
+/// An Error whose raw code table E does not list takes its code from the HTTP status where
+/// the status decides (400 → `completion_rejected`, 429 → `completion_rate_limited`, …).
+fn coded(mut err: Value) -> Value {
+    let raw = err["details"]["raw_code"].as_str().map(str::to_string);
+    let listed = raw
+        .as_deref()
+        .and_then(|r| super::canonical_error_code(Format::ClaudeCode, r))
+        .is_some();
+    if !listed {
+        if let Some(code) = err["details"]["http_status"]
+            .as_i64()
+            .and_then(super::status_error_code)
+        {
+            err["code"] = json!(code);
+        }
+    }
+    err
 }
 
 /// The text of a `content` value: a string, or its `text` blocks joined.
@@ -632,7 +935,7 @@ fn first_line(text: &str) -> String {
 /// The Error of an `isApiErrorMessage` line: `API Error: <status> {"type":"error","error":
 /// {"type":…,"message":…}}`; other texts (`API Error: Request timed out.`) keep the record's
 /// `error` field, if any, as the raw code.
-fn api_error(text: &str, error_field: Option<&str>) -> Value {
+fn api_error(text: &str, error_field: Option<&str>, status_field: Option<i64>) -> Value {
     let rest = text
         .trim()
         .strip_prefix("API Error:")
@@ -642,7 +945,7 @@ fn api_error(text: &str, error_field: Option<&str>) -> Value {
         Some((n, r)) if n.len() == 3 && n.bytes().all(|b| b.is_ascii_digit()) => {
             (n.parse::<i64>().ok(), r.trim())
         }
-        _ => (None, rest),
+        _ => (status_field, rest),
     };
     let body: Option<Value> = rest
         .find('{')
@@ -656,7 +959,7 @@ fn api_error(text: &str, error_field: Option<&str>) -> Value {
         .and_then(|e| e.get("message"))
         .and_then(Value::as_str)
         .unwrap_or(text);
-    error_object(Format::ClaudeCode, raw, message, None, status)
+    coded(error_object(Format::ClaudeCode, raw, message, None, status))
 }
 
 #[cfg(test)]
@@ -669,12 +972,13 @@ mod tests {
         let e = api_error(
             r#"API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":null}"#,
             None,
+            None,
         );
         assert_eq!(e["code"], "completion_unavailable");
         assert_eq!(e["details"]["http_status"], 529);
         assert_eq!(e["details"]["raw_code"], "overloaded_error");
         assert_eq!(e["message"], "Overloaded");
-        let e = api_error("API Error: Request timed out.", None);
+        let e = api_error("API Error: Request timed out.", None, None);
         assert_eq!(e["code"], Value::Null);
         assert_eq!(e["message"], "API Error: Request timed out.");
     }

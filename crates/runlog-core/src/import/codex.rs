@@ -65,6 +65,17 @@ pub struct CodexImporter {
     prev_total: Option<Value>,
     /// An `error` of the open turn not followed by a successful model call.
     turn_error: Option<Value>,
+    /// The open turn was started by a `user_message` with no `task_started` (0.4x–0.9x
+    /// rollouts record none): its end is inferred too.
+    inferred_turn: bool,
+    /// Tool calls of the open turn with no output yet.
+    pending_calls: std::collections::HashSet<String>,
+    /// The open turn's last output is an assistant message with no tool call pending.
+    finished: bool,
+    /// The open turn's last assistant message (the inferred end's text).
+    last_text: Option<String>,
+    /// The `turn/end` being written is inferred.
+    ending_inferred: bool,
 }
 
 impl CodexImporter {
@@ -80,7 +91,43 @@ impl CodexImporter {
             ts_syn: false,
             prev_total: None,
             turn_error: None,
+            inferred_turn: false,
+            pending_calls: Default::default(),
+            finished: false,
+            last_text: None,
+            ending_inferred: false,
         }
+    }
+
+    /// Ends an inferred turn whose assistant has finished (its last output a message, no
+    /// tool call pending): `turn/end{kind: end_turn, inferred}` + idle. A turn cut off
+    /// mid-work stays open.
+    fn settle(&mut self, out: &mut Vec<Event>) {
+        if !self.inferred_turn || self.open_turn.is_none() {
+            return;
+        }
+        if !self.finished || !self.pending_calls.is_empty() {
+            return;
+        }
+        let mut reason = Map::new();
+        reason.insert("kind".into(), Value::String("end_turn".into()));
+        let text = self.last_text.take();
+        self.ending_inferred = true;
+        self.end_turn(out, None, reason, text.as_deref(), true);
+    }
+
+    /// A new prompt in an inferred turn whose assistant had not finished (older Codex had
+    /// no steering: input typed while it worked became the next task): the user stopped it,
+    /// `turn/end{kind: interrupted, cause: user, inferred}`.
+    fn cut_off(&mut self, out: &mut Vec<Event>) {
+        if !self.inferred_turn || self.open_turn.is_none() {
+            return;
+        }
+        let mut reason = Map::new();
+        reason.insert("kind".into(), Value::String("interrupted".into()));
+        reason.insert("cause".into(), Value::String("user".into()));
+        self.ending_inferred = true;
+        self.end_turn(out, None, reason, None, true);
     }
 
     fn push(
@@ -161,14 +208,25 @@ impl CodexImporter {
         if synthetic_ts {
             flag(&mut data, "ts_synthetic");
         }
+        let inferred = std::mem::take(&mut self.ending_inferred);
+        if inferred {
+            flag(&mut data, "inferred");
+        }
         self.push(out, ts, turn.as_deref(), "turn/end", data, 0);
         if turn.is_some() && turn == self.open_turn {
             self.open_turn = None;
+            self.inferred_turn = false;
+            self.pending_calls.clear();
+            self.finished = false;
+            self.last_text = None;
         }
         // Another turn still running: the agent is not idle.
         if idle && self.open_turn.is_none() {
             let mut data = json!({});
             flag(&mut data, "synthetic");
+            if inferred {
+                flag(&mut data, "inferred");
+            }
             if synthetic_ts {
                 flag(&mut data, "ts_synthetic");
             }
@@ -212,6 +270,24 @@ impl CodexImporter {
                 // The line's event is emitted later; it still counts as kept.
             }
             "user_message" => {
+                // No `task_started` before it (older rollouts): a new prompt after the
+                // assistant finished ends the turn before it, and opens an inferred one.
+                if self.pending.is_none() {
+                    self.settle(out);
+                    self.cut_off(out);
+                }
+                if self.pending.is_none() && self.open_turn.is_none() {
+                    let turn = format!("{}:{}", self.rel, line_no);
+                    let data = with_ts(json!({ "message_id": turn, "kind": "prompt" }));
+                    self.push(out, ts, None, "inbox/receipt", data, 0);
+                    let data = with_ts(json!({ "inferred": true }));
+                    self.push(out, ts, Some(&turn), "turn/start", data, 0);
+                    self.open_turn = Some(turn);
+                    self.inferred_turn = true;
+                    self.turn_error = None;
+                    self.finished = false;
+                    return;
+                }
                 let kind = if self.pending.is_none() && self.open_turn.is_some() {
                     "steer"
                 } else {
@@ -233,6 +309,10 @@ impl CodexImporter {
                 let text = pstr("message").or_else(|| pstr("text")).unwrap_or("");
                 let data = with_ts(json!({ "text": text }));
                 self.push_turn(out, ts, kind, data);
+                if ptype == "agent_message" {
+                    self.finished = self.pending_calls.is_empty();
+                    self.last_text = Some(text.to_string());
+                }
             }
             "token_count" => {
                 let info = payload
@@ -327,8 +407,11 @@ impl CodexImporter {
             .and_then(Value::as_str)
             .filter(|c| !is_placeholder(Some(c)))
             .map(str::to_string);
-        if ptype.ends_with("_call_output") {
+        // `*_call_output`, and outputs named otherwise (`tool_search_output`) with a call id.
+        if ptype.ends_with("_call_output") || (ptype.ends_with("_output") && call_id.is_some()) {
             let id = call_id.unwrap_or_else(|| format!("{}:{}", self.rel, line_no));
+            self.pending_calls.remove(&id);
+            self.finished = false;
             let mut data = json!({ "call_id": id, "status": "ok" });
             if ts_syn {
                 flag(&mut data, "ts_synthetic");
@@ -349,6 +432,10 @@ impl CodexImporter {
             };
             let self_contained = call_id.is_none();
             let id = call_id.unwrap_or_else(|| format!("{}:{}", self.rel, line_no));
+            self.finished = false;
+            if !self_contained {
+                self.pending_calls.insert(id.clone());
+            }
             let mut data = json!({ "call_id": id, "name": name, "arguments": arguments });
             if ts_syn {
                 flag(&mut data, "ts_synthetic");
@@ -412,6 +499,11 @@ impl Importer for CodexImporter {
         self.ts = ts;
         self.ts_syn = ts_syn;
         match ty.as_str() {
+            // A compaction between turns ends the finished turn before it.
+            "compacted" => {
+                self.settle(out);
+                self.unmapped(out, ts, ts_syn, &ty, record);
+            }
             "event_msg" => self.event_msg(out, line_no, ts, ts_syn, record),
             "response_item" => self.response_item(out, line_no, ts, ts_syn, record),
             _ => self.unmapped(out, ts, ts_syn, &ty, record),
@@ -420,6 +512,7 @@ impl Importer for CodexImporter {
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) {
+        self.settle(out);
         if let Some(line) = self.pending.as_ref().map(|p| p.line) {
             let before = out.len();
             self.flush_start(out);

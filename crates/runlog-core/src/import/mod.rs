@@ -209,6 +209,14 @@ pub trait Importer: Send {
     /// End of the file: pushes what was held back (events whose `line` is 0 are attributed
     /// to the last line).
     fn finish(&mut self, out: &mut Vec<Event>);
+
+    /// Lines that yielded no event of their own because they were folded into a named
+    /// event (an Anthropic `tool_use` start and its `input_json_delta`s into the
+    /// `tool/call`): `(line, that event's type)`, taken once the file is finished. Every
+    /// other line yields an event, or is rejected, or is SSE framing.
+    fn folded(&mut self) -> Vec<(u64, &'static str)> {
+        Vec::new()
+    }
 }
 
 /// Test support for the importers' unit tests: a file context, and lines fed to an importer
@@ -411,6 +419,21 @@ pub fn canonical_error_code(source: Format, raw: &str) -> Option<&'static str> {
         _ => return None,
     };
     Some(c)
+}
+
+/// The canonical code an HTTP status decides on its own (for a raw code table E does not
+/// list): 400/404/422 rejected, 401/403 unauthorized, 408 timed out, 413 context too large,
+/// 429 rate limited, 5xx (and 529) unavailable.
+pub fn status_error_code(status: i64) -> Option<&'static str> {
+    Some(match status {
+        401 | 403 => "completion_unauthorized",
+        408 => "completion_timed_out",
+        413 => "completion_context_too_large",
+        429 => "completion_rate_limited",
+        400 | 404 | 422 => "completion_rejected",
+        500..=599 => "completion_unavailable",
+        _ => return None,
+    })
 }
 
 /// A canonical Error object (EVENTS.md) from a source's raw code: `code` by table E (the

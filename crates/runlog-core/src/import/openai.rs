@@ -39,6 +39,12 @@ pub struct OpenaiImporter {
     src_seq: Option<u64>,
     /// `function_call_arguments.delta` pieces per item id.
     arguments: HashMap<String, String>,
+    /// The lines of those pieces (folded into the item's `tool/call`).
+    argument_lines: HashMap<String, Vec<u64>>,
+    /// Lines folded into a later event: (line, that event's type).
+    folded: Vec<(u64, &'static str)>,
+    /// The line being read.
+    line_no: u64,
     /// Whether a `function_call` was emitted as `tool/call`.
     tool_pending: bool,
     /// Text deltas joined, and the committed texts (`output_text.done`) joined.
@@ -59,6 +65,9 @@ impl OpenaiImporter {
             ordinal: 0,
             src_seq: None,
             arguments: HashMap::new(),
+            argument_lines: HashMap::new(),
+            folded: Vec::new(),
+            line_no: 0,
             tool_pending: false,
             delta_text: String::new(),
             done_text: String::new(),
@@ -125,6 +134,10 @@ impl OpenaiImporter {
             return self.keep(out, "response.output_item.done", record);
         }
         let joined = s("id").and_then(|id| self.arguments.remove(id));
+        if let Some(lines) = s("id").and_then(|id| self.argument_lines.remove(id)) {
+            self.folded
+                .extend(lines.into_iter().map(|l| (l, "tool/call")));
+        }
         let raw = s("arguments").map(str::to_string).or(joined);
         let arguments = match raw {
             Some(a) if a.trim().is_empty() => json!({}),
@@ -212,6 +225,7 @@ impl Importer for OpenaiImporter {
         };
         let record = Unmapped::parse(body)?;
         self.ordinal = line_no.saturating_sub(1);
+        self.line_no = line_no;
         self.src_seq = record.get("sequence_number").and_then(Value::as_u64);
         let raw_type = record
             .get("type")
@@ -243,6 +257,10 @@ impl Importer for OpenaiImporter {
                         .entry(item.to_string())
                         .or_default()
                         .push_str(&d);
+                    self.argument_lines
+                        .entry(item.to_string())
+                        .or_default()
+                        .push(self.line_no);
                 }
                 _ => self.keep(out, &raw_type, record),
             },
@@ -263,7 +281,26 @@ impl Importer for OpenaiImporter {
         Ok(())
     }
 
+    fn folded(&mut self) -> Vec<(u64, &'static str)> {
+        std::mem::take(&mut self.folded)
+    }
+
     fn finish(&mut self, out: &mut Vec<Event>) {
+        // Arguments of a call whose item never completed (the stream was cut): a partial
+        // `tool/call`, so that their lines are not lost; the turn stays open.
+        let mut cut: Vec<String> = self.arguments.keys().cloned().collect();
+        cut.sort();
+        for item in cut {
+            let raw = self.arguments.remove(&item).unwrap_or_default();
+            let arguments = serde_json::from_str(&raw).unwrap_or(Value::String(raw));
+            let data =
+                json!({ "call_id": item, "name": null, "arguments": arguments, "partial": true });
+            self.push(out, "tool/call", data);
+            if let Some(lines) = self.argument_lines.remove(&item) {
+                self.folded
+                    .extend(lines.into_iter().map(|l| (l, "tool/call")));
+            }
+        }
         // An error the stream never followed with `response.failed` ends the turn.
         if let (Some(e), false) = (self.error.clone(), self.ended) {
             self.ended = true;

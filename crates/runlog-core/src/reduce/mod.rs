@@ -42,6 +42,9 @@ pub struct IntervalRow {
     pub busy: i64,
     pub conflicts: i64,
     pub seq_gaps: i64,
+    /// Settled by an end the importer deduced (`data.inferred` on the closing idle or on
+    /// the last root `turn/end` in it), not by one the log recorded.
+    pub inferred: bool,
 }
 
 /// A row of `turns`.
@@ -65,6 +68,8 @@ pub struct TurnRow {
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub protocol_error: Option<i64>,
+    /// Its end was deduced by the importer (`data.inferred: true` on the `turn/end`).
+    pub inferred: bool,
 }
 
 /// A row of `errors`.
@@ -279,6 +284,8 @@ struct TurnState {
     has_start: bool,
     end_seq: Option<u64>,
     end: Option<TurnEnd>,
+    /// The end that decided the turn carried `data.inferred: true`.
+    end_inferred: bool,
     delta_chars: i64,
     /// The length of the `text` its end recorded (the end's text itself is kept only with
     /// details).
@@ -340,6 +347,8 @@ pub struct Reducer {
     open_interval: Option<usize>,
     /// The last root-session `turn/end` in the open interval: (seq, kind if a string).
     last_root_end: Option<(u64, Option<String>)>,
+    /// Whether that end was inferred (`data.inferred`).
+    last_root_end_inferred: bool,
     errors: Vec<ErrorRow>,
     tool_calls: Vec<ToolCallRow>,
     /// Every `tool/result` with a call id, in order: the first of each id decides, at the
@@ -443,6 +452,13 @@ fn error_fields(e: Option<Raw>) -> ErrorFields {
 
 /// The payload members `keys` of an event (one of [`payload::keys`]' lists, the one for its
 /// kind), through the event's index.
+/// Whether an event's data says it was deduced by its importer (`inferred: true`). Read
+/// from `data` itself: only turn ends and idles ask, and they are few.
+fn data_inferred(ev: &Event) -> bool {
+    let [v] = crate::event::payload::fields(&ev.data, ["inferred"]);
+    v.and_then(Raw::as_bool) == Some(true)
+}
+
 fn members<'a, const N: usize>(ev: &'a Event, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
     ev.index.members(&ev.data, keys)
 }
@@ -466,6 +482,7 @@ impl Reducer {
             intervals: Vec::new(),
             open_interval: None,
             last_root_end: None,
+            last_root_end_inferred: false,
             errors: Vec::new(),
             tool_calls: Vec::new(),
             tool_results: Vec::new(),
@@ -525,6 +542,7 @@ impl Reducer {
             has_start: false,
             end_seq: None,
             end: None,
+            end_inferred: false,
             delta_chars: 0,
             end_text_len: None,
             delta_text: String::new(),
@@ -802,6 +820,7 @@ impl Reducer {
                     busy: 0,
                     conflicts: 0,
                     seq_gaps: 0,
+                    inferred: false,
                 });
                 self.open_interval = Some(self.intervals.len() - 1);
                 self.last_root_end = None;
@@ -815,6 +834,8 @@ impl Reducer {
                         let iv = &mut self.intervals[k];
                         iv.close_seq = Some(seq as i64);
                         iv.closed_at = Some(ev.ts);
+                        iv.inferred =
+                            std::mem::take(&mut self.last_root_end_inferred) || data_inferred(ev);
                         match self.last_root_end.take() {
                             Some((s, None)) => {
                                 iv.status = "protocol_error";
@@ -1006,8 +1027,10 @@ impl Reducer {
             r.fields(["kind", "cause", "reason", "error"])
         });
         let kind = kind.and_then(Raw::string);
+        let inferred = data_inferred(ev);
         if is_root_session && self.open_interval.is_some() {
             self.last_root_end = Some((seq, kind.clone()));
+            self.last_root_end_inferred = inferred;
         }
         let class = kind.as_deref().map(end_class);
         let text_len = ev.index.text_chars(&ev.data);
@@ -1089,6 +1112,7 @@ impl Reducer {
         let completed = matches!(end, TurnEnd::Completed { .. });
         let ts = &mut self.turns[t];
         ts.end = Some(end);
+        ts.end_inferred = inferred;
         ts.end_seq = Some(seq);
         ts.end_text_len = text_len;
         let opened = ts.opened_callbacks.clone();
@@ -1313,6 +1337,7 @@ impl Reducer {
             input_tokens: t.input_tokens,
             output_tokens: t.output_tokens,
             protocol_error: None,
+            inferred: t.end.is_some() && t.end_inferred,
         };
         match &t.end {
             None => {
