@@ -8,6 +8,8 @@ extern crate runlog_core as runlog;
 
 mod common;
 mod decode_fast;
+mod inferred_endings;
+mod line_accounting;
 mod oracle;
 mod payload_walker;
 mod spill;
