@@ -230,6 +230,15 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
         /// Rate of anomalies: duplicates, bad lines, truncated agents, malformed turn ends.
         #[arg(long, default_value_t = 0.0)]
         anomalies: f64,
+        /// How lines spread over the files: by-agent (each agent's lines together in one
+        /// file), rotated (files are consecutive time windows, agents interleaved) or
+        /// scattered (runs of an agent's lines over files, out of seq order).
+        #[arg(long, default_value = "by-agent")]
+        layout: runlog::gen::Layout,
+        /// The events written: deltas (streamed logs, ~69% text/reasoning deltas) or
+        /// persisted (few deltas, ~44 events per agent, as persisted session logs keep).
+        #[arg(long, default_value = "deltas")]
+        mix: runlog::gen::Mix,
     },
     /// Time each pipeline stage (read+decode, reduce, batches, write) and the peak memory after
     /// each, on logs or a generated one.
@@ -823,6 +832,8 @@ fn run(mut cli: Cli) -> Result<()> {
             out,
             files,
             anomalies,
+            layout,
+            mix,
         } => {
             if !(0.0..=1.0).contains(&anomalies) {
                 bail!("--anomalies must be between 0 and 1, got {anomalies}");
@@ -835,6 +846,8 @@ fn run(mut cli: Cli) -> Result<()> {
                 seed,
                 files,
                 anomalies,
+                layout,
+                mix,
             };
             let start = std::time::Instant::now();
             let stats = match &out {
