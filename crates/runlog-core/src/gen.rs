@@ -503,7 +503,6 @@ fn write_scattered(opts: &GenOptions, paths: &[PathBuf], stats: &mut GenStats) -
     if !held.is_empty() {
         flush(&mut held, &mut runs, &mut batch_no, stats)?;
     }
-    drop(flush);
     for (w, p) in ws.iter_mut().zip(paths) {
         w.flush().map_err(|e| Error::io(p, e))?;
     }
