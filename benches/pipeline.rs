@@ -11,9 +11,14 @@ use runlog::ingest::{self, IngestOptions};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn log_bytes(agents: u64) -> Vec<u8> {
+    log_bytes_of(agents, gen::Mix::Deltas)
+}
+
+fn log_bytes_of(agents: u64, mix: gen::Mix) -> Vec<u8> {
     let opts = GenOptions {
         agents,
         seed: 7,
+        mix,
         ..Default::default()
     };
     let mut buf = Vec::new();
@@ -58,15 +63,25 @@ fn bench_decode(c: &mut Criterion) {
     g.finish();
 }
 
+/// The reducer on one core, on the delta mix (`one_core`, 200 agents) and on the persisted
+/// mix (`persisted_one_core`, 800 agents: few deltas, mostly structural events).
 fn bench_reduce(c: &mut Criterion) {
-    let bytes = log_bytes(200);
+    for (name, agents, mix) in [
+        ("one_core", 200, gen::Mix::Deltas),
+        ("persisted_one_core", 800, gen::Mix::Persisted),
+    ] {
+        bench_reduce_mix(c, name, log_bytes_of(agents, mix));
+    }
+}
+
+fn bench_reduce_mix(c: &mut Criterion, name: &str, bytes: Vec<u8>) {
     let fr =
         ingest::read_stream(0, "bench", bytes.as_slice(), &IngestOptions::default()).expect("read");
     let ing = ingest::assemble(vec![fr]);
     let events: u64 = ing.agents.iter().map(|a| a.events.len() as u64).sum();
     let mut g = c.benchmark_group("reduce");
     g.throughput(Throughput::Elements(events));
-    g.bench_function(BenchmarkId::new("one_core", events), |b| {
+    g.bench_function(BenchmarkId::new(name, events), |b| {
         b.iter(|| {
             let mut rows = 0;
             for a in &ing.agents {

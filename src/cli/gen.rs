@@ -19,6 +19,15 @@ pub struct GenArgs {
     /// Rate of anomalies: duplicates, bad lines, truncated agents, malformed turn ends.
     #[arg(long, default_value_t = 0.0)]
     pub anomalies: f64,
+    /// How lines spread over the files: by-agent (each agent's lines together in one
+    /// file), rotated (files are consecutive time windows, agents interleaved) or
+    /// scattered (runs of an agent's lines over files, out of seq order).
+    #[arg(long, default_value = "by-agent")]
+    pub layout: runlog::gen::Layout,
+    /// The events written: deltas (streamed logs, ~69% text/reasoning deltas) or
+    /// persisted (few deltas, ~44 events per agent, as persisted session logs keep).
+    #[arg(long, default_value = "deltas")]
+    pub mix: runlog::gen::Mix,
 }
 
 pub fn run(args: GenArgs) -> Result<()> {
@@ -28,6 +37,8 @@ pub fn run(args: GenArgs) -> Result<()> {
         out,
         files,
         anomalies,
+        layout,
+        mix,
     } = args;
     if !(0.0..=1.0).contains(&anomalies) {
         bail!("--anomalies must be between 0 and 1, got {anomalies}");
@@ -40,6 +51,8 @@ pub fn run(args: GenArgs) -> Result<()> {
         seed,
         files,
         anomalies,
+        layout,
+        mix,
     };
     let start = std::time::Instant::now();
     let stats = match &out {

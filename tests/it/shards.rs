@@ -36,6 +36,7 @@ fn logs(dir: &Path) -> PathBuf {
         seed: 8,
         files: 3,
         anomalies: 0.05,
+        ..Default::default()
     };
     runlog::gen::write(&opts, &out).unwrap();
     out

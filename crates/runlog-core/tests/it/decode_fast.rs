@@ -38,6 +38,7 @@ fn generated_lines_decode_the_same_and_mostly_fast() {
         seed: 11,
         files: 1,
         anomalies: 0.05,
+        ..Default::default()
     };
     let (mut total, mut fast, mut kept) = (0, 0, 0);
     for a in 0..opts.agents {
@@ -147,6 +148,7 @@ fn the_reader_keeps_the_decoders_events_with_shared_ids() {
         seed: 5,
         files: 1,
         anomalies: 0.05,
+        ..Default::default()
     };
     let lines: Vec<String> = (0..opts.agents)
         .flat_map(|a| agent_lines(&opts, a))

@@ -60,6 +60,7 @@ fn generated_payloads_read_as_serde_json_reads_them() {
         seed: 5,
         files: 1,
         anomalies: 0.05,
+        ..Default::default()
     };
     let mut n = 0;
     for a in 0..opts.agents {

@@ -14,6 +14,7 @@ fn generated(dir: &std::path::Path, anomalies: f64) -> PathBuf {
         seed: 11,
         files: 3,
         anomalies,
+        ..Default::default()
     };
     runlog::gen::write(&opts, &out).unwrap();
     out

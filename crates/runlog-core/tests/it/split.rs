@@ -26,6 +26,7 @@ fn awkward_log() -> Vec<u8> {
         seed: 5,
         files: 1,
         anomalies: 0.05,
+        ..Default::default()
     };
     let mut generated = Vec::new();
     gen::write_to(&opts, &mut generated).expect("generate");

@@ -1,0 +1,85 @@
+//! Ingest and reduce, without Arrow or Parquet: the core's share of `runlog ingest`, for
+//! callgrind (instruction counts of read, assembly and the reducer on a chosen log shape).
+//!
+//!     ingest_reduce gen OUT LAYOUT MIX AGENTS FILES    write a log with `runlog gen`'s generator
+//!     ingest_reduce bench PATH...                      ingest + reduce_all only
+//!     ingest_reduce run PATH...                        ingest + reduce_all; prints counts and a
+//!                                                      digest of every row (sorted), to check
+//!                                                      that a change keeps the tables identical
+
+use std::path::PathBuf;
+
+use runlog_core::gen::{write, GenOptions};
+use runlog_core::ingest::{ingest_paths, IngestOptions};
+use runlog_core::reduce::reduce_all;
+
+fn fnv(h: &mut u64, b: &[u8]) {
+    for &x in b {
+        *h ^= x as u64;
+        *h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("gen") => {
+            let opts = GenOptions {
+                agents: args[4].parse().expect("AGENTS"),
+                files: args[5].parse().expect("FILES"),
+                layout: args[2].parse().expect("LAYOUT"),
+                mix: args[3].parse().expect("MIX"),
+                ..Default::default()
+            };
+            let st = write(&opts, &PathBuf::from(&args[1])).expect("gen");
+            println!("{} lines, {} bytes", st.lines, st.bytes);
+        }
+        Some("bench") => {
+            // Ingest and reduce only (what callgrind should count).
+            let paths: Vec<PathBuf> = args[1..].iter().map(PathBuf::from).collect();
+            let ing = ingest_paths(&paths, &IngestOptions::default()).expect("ingest");
+            let d = reduce_all(&ing);
+            println!(
+                "agents {} intervals {}",
+                ing.agents.len(),
+                d.intervals.len()
+            );
+        }
+        Some("run") => {
+            let paths: Vec<PathBuf> = args[1..].iter().map(PathBuf::from).collect();
+            let ing = ingest_paths(&paths, &IngestOptions::default()).expect("ingest");
+            let d = reduce_all(&ing);
+            let mut rows: Vec<String> = Vec::new();
+            for a in &ing.agents {
+                for e in &a.events {
+                    rows.push(format!(
+                        "{} {} {} {} {:?} {} {}",
+                        e.root, e.seq, e.ts, e.session, e.turn, e.kind, e.data
+                    ));
+                }
+            }
+            rows.extend(d.intervals.iter().map(|r| format!("{r:?}")));
+            rows.extend(d.turns.iter().map(|r| format!("{r:?}")));
+            rows.extend(d.errors.iter().map(|r| format!("{r:?}")));
+            rows.extend(d.tool_calls.iter().map(|r| format!("{r:?}")));
+            rows.extend(d.callbacks.iter().map(|r| format!("{r:?}")));
+            rows.extend(d.runs.iter().map(|r| format!("{r:?}")));
+            rows.extend(d.agents.iter().map(|r| format!("{r:?}")));
+            rows.sort_unstable();
+            let mut h = 0xcbf2_9ce4_8422_2325u64;
+            for r in &rows {
+                fnv(&mut h, r.as_bytes());
+                fnv(&mut h, b"\n");
+            }
+            let t = ing.totals();
+            println!(
+                "agents {} kept {} rejects {} rows {} digest {h:016x}",
+                ing.agents.len(),
+                t.kept,
+                t.rejects,
+                rows.len()
+            );
+        }
+        _ => eprintln!("usage: ingest_reduce gen OUT LAYOUT MIX AGENTS FILES | run PATH..."),
+    }
+}
