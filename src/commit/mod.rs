@@ -224,12 +224,16 @@ impl Staged {
     /// A new folder for this write's spill partitions (`_spill-ID/`), with an owner file that
     /// tells a later ingest whether the folder's ingest is still running.
     pub fn spill_dir(&mut self) -> Result<PathBuf> {
+        // Built under a temporary name and renamed into place with its owner file inside:
+        // a `_spill-ID` folder always says whose it is.
         let d = self.dir.join(format!("_spill-{}", self.id));
-        fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+        let tmp = self.dir.join(format!("_spill-{}.new", self.id));
+        fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let mut owner = Owner::me();
         owner.expires_at += SPILL_TTL.as_secs();
-        let p = d.join(SPILL_OWNER);
+        let p = tmp.join(SPILL_OWNER);
         fs::write(&p, serde_json::to_vec(&owner)?).map_err(|e| Error::io(&p, e))?;
+        fs::rename(&tmp, &d).map_err(|e| Error::io(&d, e))?;
         Ok(d)
     }
 
@@ -266,6 +270,7 @@ impl Staged {
             }
         }
         let _ = fs::remove_dir_all(self.dir.join(format!("_spill-{}", self.id)));
+        let _ = fs::remove_dir_all(self.dir.join(format!("_spill-{}.new", self.id)));
         let _ = fs::remove_file(self.dir.join(format!("_manifest-{}.tmp", self.id)));
         self.lock = None; // released before its folder may go
         for d in self.created.iter().rev() {
@@ -372,9 +377,11 @@ pub fn collect_garbage(dir: &Path, m: &Manifest, removable: impl Fn(&str) -> boo
         if name.ends_with(".tmp") && (dead_manifest || dead_lock_tmp) {
             let _ = fs::remove_file(&p);
         } else if name.starts_with("_spill-") && p.is_dir() {
-            let gone = match Owner::read(&p.join(SPILL_OWNER)) {
-                Some(o) => o.is_stale(),
-                None => old(),
+            // A folder still being set up (`.new`) is renamed within microseconds.
+            let owner = Owner::read(&p.join(SPILL_OWNER));
+            let gone = match owner {
+                Some(o) if !name.ends_with(".new") => o.is_stale(),
+                _ => old(),
             };
             if gone {
                 let _ = fs::remove_dir_all(&p);
