@@ -239,11 +239,7 @@ fn spilled(
     let spill_dir = staged.spill_dir()?;
     let mut files = Files::new();
     let (mut agents, mut intervals) = (0u64, 0u64);
-    let per_agent: Vec<&'static str> = TABLES
-        .iter()
-        .copied()
-        .filter(|t| !SHARED_TABLES.contains(t) && *t != "events")
-        .collect();
+    let per_agent = per_agent_tables();
     let totals = ingest::spill::ingest_partitioned::<Error>(
         paths,
         opts,
@@ -292,6 +288,15 @@ fn spilled(
     Ok((staged, files, summary, inputs))
 }
 
+/// The tables written per agent besides `events` (which is built while it is written).
+fn per_agent_tables() -> Vec<&'static str> {
+    TABLES
+        .iter()
+        .copied()
+        .filter(|t| !SHARED_TABLES.contains(t) && *t != "events")
+        .collect()
+}
+
 /// The tables that are not per agent, written once per ingest: empty for a shard that
 /// does not own them.
 fn shared_batches(
@@ -315,11 +320,7 @@ fn write_tables<D: std::borrow::Borrow<Derived> + Send, T: Send>(
     shard: Option<Shard>,
     derive: impl FnOnce() -> Result<(D, T)> + Send,
 ) -> Result<(Files, D, T)> {
-    let per_agent: Vec<&'static str> = TABLES
-        .iter()
-        .copied()
-        .filter(|t| !SHARED_TABLES.contains(t) && *t != "events")
-        .collect();
+    let per_agent = per_agent_tables();
     let (events, rest) = rayon::join(
         || store::write_events_parts(dir, id, ing, Some(store::EVENTS_PARTS_PER_THREAD)),
         || -> Result<_> {
