@@ -44,8 +44,8 @@ pub struct IngestArgs {
     #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format, conflicts_with = "input_format")]
     pub format: Option<runlog::import::Format>,
     /// Ingest through P partitions on disk (by hash of root), so that memory holds one
-    /// partition's agents at a time: for logs larger than memory. 0 ingests in memory.
-    /// Default: in memory below 1 GiB of input, else one partition per 32 MiB of input
+    /// partition's agents per thread at a time: for logs larger than memory. 0 ingests in memory.
+    /// Default: in memory below 1 GiB of input, else one partition per 64 MiB of input
     /// (compressed files counted 8x). With --shard too.
     #[arg(long, value_name = "P")]
     pub spill_partitions: Option<usize>,
@@ -73,9 +73,10 @@ pub fn run(args: IngestArgs) -> Result<()> {
         None => Memory::auto(&paths),
     };
     if let Memory::Spilled(_) = memory {
-        // Partitions come and go one after another: freed memory goes back to the OS
-        // (mimalloc's default delay), or fragments would add up over them.
-        memory::set_purge_delay(memory::MI_DEFAULT_PURGE_DELAY_MS);
+        // Partitions come and go one after another: freed memory goes back to the OS, or
+        // fragments would add up over them; but not at once (mimalloc's default, 10 ms),
+        // since the next partition needs as much again within the second.
+        memory::set_purge_delay(memory::SPILL_PURGE_DELAY_MS);
     }
     let write = WriteOptions {
         commit: match shard {

@@ -50,8 +50,9 @@ pub fn small_pages() {
     }
 }
 
-/// mimalloc's own purge delay, in milliseconds.
-pub const MI_DEFAULT_PURGE_DELAY_MS: std::ffi::c_long = 10;
+/// The purge delay of a spilled ingest, in milliseconds (mimalloc's own is 10): memory a
+/// partition freed is handed back only when the next ones did not take it again.
+pub const SPILL_PURGE_DELAY_MS: std::ffi::c_long = 1000;
 
 pub fn set_purge_delay(ms: std::ffi::c_long) {
     // SAFETY: sets an integer option; mimalloc reads options atomically.

@@ -220,6 +220,9 @@ pub struct PayloadIndex {
     flags: u8,
 }
 
+/// Bytes of [`PayloadIndex::to_bytes`].
+pub const INDEX_BYTES: usize = 19;
+
 /// [`PayloadIndex::flags`]: the index was built (else every read walks `data`).
 const INDEXED: u8 = 1;
 /// [`PayloadIndex::flags`]: the wanted members include `text`, and it is a string.
@@ -294,6 +297,37 @@ impl PayloadIndex {
         if let Some(n) = text.and_then(Raw::char_len) {
             ix.text_chars = n as u16;
             ix.flags |= TEXT_STRING;
+        }
+        ix
+    }
+
+    /// The index as bytes, for a spill file ([`PayloadIndex::from_bytes`] reads it back):
+    /// an event read back from disk then has its index without a walk of `data` again.
+    pub fn to_bytes(&self) -> [u8; INDEX_BYTES] {
+        let mut b = [0u8; INDEX_BYTES];
+        for (k, &(start, end)) in self.spans.iter().enumerate() {
+            b[4 * k..4 * k + 2].copy_from_slice(&start.to_le_bytes());
+            b[4 * k + 2..4 * k + 4].copy_from_slice(&end.to_le_bytes());
+        }
+        b[16..18].copy_from_slice(&self.text_chars.to_le_bytes());
+        b[18] = self.flags;
+        b
+    }
+
+    /// The index [`PayloadIndex::to_bytes`] wrote, of an event whose type is of `kind`.
+    /// Spans are only ever read through `data.get(..)`, so bytes that do not belong to the
+    /// event give absent members, never a panic.
+    pub fn from_bytes(kind: Kind, b: &[u8; INDEX_BYTES]) -> PayloadIndex {
+        let mut ix = PayloadIndex {
+            kind,
+            flags: b[18] & (INDEXED | TEXT_STRING),
+            text_chars: u16::from_le_bytes([b[16], b[17]]),
+            ..PayloadIndex::NONE
+        };
+        for (k, span) in ix.spans.iter_mut().enumerate() {
+            let start = u16::from_le_bytes([b[4 * k], b[4 * k + 1]]);
+            let end = u16::from_le_bytes([b[4 * k + 2], b[4 * k + 3]]);
+            *span = (start, end);
         }
         ix
     }

@@ -386,6 +386,23 @@ impl Ids {
         }
     }
 
+    /// The shared root, session, turn and type ids of an event read back from a spill
+    /// partition (see [`crate::ingest::spill`]).
+    pub(crate) fn of_spilled(
+        &mut self,
+        root: &str,
+        session: &str,
+        turn: Option<&str>,
+        kind: &str,
+    ) -> (Id, Id, Option<Id>, Id) {
+        (
+            self.id(Self::ROOT, root),
+            self.id(Self::SESSION, session),
+            turn.map(|t| self.id(Self::TURN, t)),
+            self.kind(Kind::of(kind), kind),
+        )
+    }
+
     fn id(&mut self, slot: usize, text: &str) -> Id {
         if let Some(last) = &self.last[slot] {
             if last.as_str() == text {

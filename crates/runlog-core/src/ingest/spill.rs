@@ -20,14 +20,16 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::read::Ids;
 use super::{self as ingest, Accounting, Agent, IngestOptions, Ingested};
 use crate::error::{Error, Result};
-use crate::event::{Event, PayloadIndex};
+use crate::event::payload::INDEX_BYTES;
+use crate::event::{Event, Kind, PayloadIndex};
 use crate::import::Format;
 
 /// The partition of a root among `n`: a stable hash (FNV-1a, mixed so that partitions and
@@ -35,6 +37,11 @@ use crate::import::Format;
 pub fn partition_of(root: &str, n: usize) -> usize {
     let h = crate::shard::root_hash(root).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     ((h >> 32) % n.max(1) as u64) as usize
+}
+
+/// A mutex's value, also after another thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Partition files being written.
@@ -125,6 +132,7 @@ fn encode(ev: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(&ev.ts.to_le_bytes());
     out.extend_from_slice(&ev.file.to_le_bytes());
     out.extend_from_slice(&ev.line.to_le_bytes());
+    out.extend_from_slice(&ev.index.to_bytes());
     put_str(&ev.root, out);
     put_str(&ev.session, out);
     match &ev.turn {
@@ -139,8 +147,8 @@ struct Cursor<'a> {
     b: &'a [u8],
 }
 
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.b.len() < n {
             return None;
         }
@@ -154,41 +162,52 @@ impl Cursor<'_> {
     fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
-    fn string(&mut self) -> Option<Option<String>> {
+    /// A length-prefixed string; `Some(None)` for the absent mark.
+    fn str(&mut self) -> Option<Option<&'a str>> {
         let len = self.u32()?;
         if len == u32::MAX {
             return Some(None);
         }
-        let bytes = self.take(len as usize)?;
-        Some(Some(String::from_utf8(bytes.to_vec()).ok()?))
+        std::str::from_utf8(self.take(len as usize)?).ok().map(Some)
     }
 }
 
-/// Reads a partition file back.
+/// Reads a partition file back. Ids are shared as the reader shares them (one
+/// [`crate::event::Id`] per root, session, turn and type), and each event's payload index
+/// is the one spilled with it: reading back neither copies an id per event nor walks the
+/// payloads again.
 pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
     let mut bytes = Vec::new();
     BufReader::new(File::open(path).map_err(|e| Error::io(path, e))?)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, e))?;
     let mut c = Cursor { b: &bytes };
+    let mut ids = Ids::default();
     let mut out = Vec::new();
     let corrupt = || Error::Invalid(format!("{}: corrupt spill partition", path.display()));
     while !c.b.is_empty() {
         let ev = (|| {
-            let mut ev = Event {
-                seq: c.u64()?,
-                ts: c.u64()? as i64,
-                file: c.u32()?,
-                line: c.u64()?,
-                root: c.string()??.into(),
-                session: c.string()??.into(),
-                turn: c.string()?.map(Into::into),
-                kind: c.string()??.into(),
-                data: c.string()??,
-                index: PayloadIndex::NONE,
-            };
-            ev.index = PayloadIndex::of(&ev.kind, &ev.data);
-            Some(ev)
+            let seq = c.u64()?;
+            let ts = c.u64()? as i64;
+            let file = c.u32()?;
+            let line = c.u64()?;
+            let index: [u8; INDEX_BYTES] = c.take(INDEX_BYTES)?.try_into().ok()?;
+            let (root, session, turn, kind) = (c.str()??, c.str()??, c.str()?, c.str()??);
+            let data = c.str()??.to_owned();
+            let (root, session, turn, kind) = ids.of_spilled(root, session, turn, kind);
+            let index = PayloadIndex::from_bytes(Kind::of(&kind), &index);
+            Some(Event {
+                seq,
+                ts,
+                root,
+                session,
+                turn,
+                kind,
+                data,
+                file,
+                line,
+                index,
+            })
         })()
         .ok_or_else(corrupt)?;
         out.push(ev);
@@ -210,15 +229,15 @@ pub struct Partition {
 pub type Totals = Ingested;
 
 /// Ingests `paths` through `partitions` spill partitions under `spill_dir` (created, and
-/// removed at the end), calling `each` with every partition's agents in turn (partitions
-/// are assembled in parallel, `each` runs on one partition at a time). Returns the files'
+/// removed at the end), calling `each` with every partition's agents (from as many threads
+/// as rayon has, one partition per thread at a time, in no set order). Returns the files'
 /// accounting and the rejects (with no agents).
-pub fn ingest_partitioned<E: From<Error>>(
+pub fn ingest_partitioned<E: From<Error> + Send>(
     paths: &[PathBuf],
     opts: &IngestOptions,
     spill_dir: &Path,
     partitions: usize,
-    mut each: impl FnMut(Partition) -> Result<(), E>,
+    each: impl Fn(Partition) -> Result<(), E> + Sync,
 ) -> Result<Totals, E> {
     let result = (|| -> Result<Totals, E> {
         let (files, skipped) = ingest::discover(paths)?;
@@ -262,32 +281,46 @@ pub fn ingest_partitioned<E: From<Error>>(
         let spill = Arc::try_unwrap(spill)
             .map_err(|_| Error::Invalid("spill still shared after reading".into()))?;
         let parts = spill.finish()?;
-        // Pass 2: partitions assembled a few at a time (one per thread), handed over in order.
+        // Pass 2: each partition read back, assembled and handed over, `width` partitions
+        // at a time, each on its own thread from start to end: one partition's write (its
+        // file syncs, its single-threaded steps) overlaps another's assembly, and no more
+        // than `width` partitions are ever in memory (a rayon loop over partitions could
+        // start another one on a thread waiting inside `each`).
         let names: Vec<String> = summaries.iter().map(|f| f.file.clone()).collect();
-        let mut acc = Accounting::new(summaries.len());
-        let width = rayon::current_num_threads().max(1);
-        for (c, chunk) in parts.chunks(width).enumerate() {
-            let done: Vec<(usize, Vec<Agent>, Accounting)> = chunk
-                .par_iter()
-                .enumerate()
-                .map(|(k, path)| -> Result<(usize, Vec<Agent>, Accounting)> {
-                    let events = read_partition(path)?;
-                    let _ = std::fs::remove_file(path);
-                    let mut a = Accounting::new(names.len());
-                    let agents =
-                        ingest::assemble_events(vec![events], 1, &names, &imported, &mut a);
-                    Ok((k, agents, a))
-                })
-                .collect::<Result<_>>()?;
-            for (k, agents, a) in done {
-                acc.merge(a);
-                each(Partition {
-                    index: c * width + k,
-                    agents,
-                    files: summaries.clone(),
-                })?;
+        let width = rayon::current_num_threads().clamp(1, parts.len().max(1));
+        let next = AtomicUsize::new(0);
+        let acc = Mutex::new(Accounting::new(summaries.len()));
+        let failed: Mutex<Option<E>> = Mutex::new(None);
+        let one = |k: usize| -> Result<(), E> {
+            let events = read_partition(&parts[k])?;
+            let _ = std::fs::remove_file(&parts[k]);
+            let mut a = Accounting::new(names.len());
+            let agents = ingest::assemble_events(vec![events], 1, &names, &imported, &mut a);
+            lock(&acc).merge(a);
+            each(Partition {
+                index: k,
+                agents,
+                files: summaries.clone(),
+            })
+        };
+        std::thread::scope(|s| {
+            for _ in 0..width {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= parts.len() || lock(&failed).is_some() {
+                        break;
+                    }
+                    if let Err(e) = one(k) {
+                        lock(&failed).get_or_insert(e);
+                        break;
+                    }
+                });
             }
+        });
+        if let Some(e) = lock(&failed).take() {
+            return Err(e);
         }
+        let mut acc = acc.into_inner().unwrap_or_else(|e| e.into_inner());
         acc.apply(&mut summaries, &imported);
         rejects.append(&mut acc.conflicts);
         ingest::sort_rejects(&mut rejects, &names);

@@ -26,20 +26,22 @@ fn check(paths: &[PathBuf], partitions: usize) {
     let whole_derived = runlog::reduce_all(&whole);
 
     let spill_dir = tempfile::tempdir().unwrap();
-    let mut agents = Vec::new();
-    let mut seen = Vec::new();
+    let got = std::sync::Mutex::new((Vec::new(), Vec::new()));
     let totals = runlog::ingest::spill::ingest_partitioned::<runlog::Error>(
         paths,
         &opts,
         &spill_dir.path().join("spill"),
         partitions,
         |p| {
-            seen.push(p.index);
-            agents.extend(p.agents);
+            let mut g = got.lock().unwrap();
+            g.0.push(p.index);
+            g.1.extend(p.agents);
             Ok(())
         },
     )
     .unwrap();
+    let (mut seen, mut agents) = got.into_inner().unwrap();
+    seen.sort_unstable();
     assert!(
         !spill_dir.path().join("spill").exists(),
         "the spill folder is removed"
