@@ -439,8 +439,8 @@ fn compare_section(
 }
 
 /// Compares a baseline report with a current one: every section of the current report
-/// (and any only the baseline has), each row's figures on both sides, the tests and Holm's
-/// correction over all of them.
+/// (both are built by the same code, so they have the same sections), each row's figures
+/// on both sides (rows of either side), the tests and Holm's correction over all of them.
 pub fn compare(baseline: &Report, current: &Report) -> Comparison {
     let mut sections: Vec<ComparedSection> = current
         .sections
@@ -557,7 +557,11 @@ pub fn cell(m: &Compared) -> String {
         _ => fmt_pp(c),
     });
     match (change, m.p_holm) {
-        (Some(c), Some(p)) => s.push_str(&format!(" ({c}, p={})", fmt_p(p))),
+        (Some(c), Some(p)) => {
+            let p = fmt_p(p);
+            let eq = if p.starts_with('<') { "" } else { "=" };
+            s.push_str(&format!(" ({c}, p{eq}{p})"));
+        }
         (Some(c), None) => s.push_str(&format!(" ({c})")),
         (None, _) => {}
     }

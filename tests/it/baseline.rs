@@ -201,8 +201,8 @@ fn a_known_shift_is_flagged_and_the_same_distribution_is_not() {
 #[test]
 fn cli_json_carries_the_fields_a_release_gate_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let old = gen(dir.path(), "old.jsonl", 300, 21, 0.0);
-    let new = gen(dir.path(), "new.jsonl", 300, 22, 0.3);
+    let old = gen(dir.path(), "old.jsonl", 800, 21, 0.0);
+    let new = gen(dir.path(), "new.jsonl", 800, 22, 0.3);
     // The baseline as a warehouse, the current side as log paths.
     let wh = dir.path().join("old-wh");
     let ingest = runlog_bin()
@@ -438,7 +438,7 @@ fn times_parse_as_rfc3339_or_dates() {
 fn a_window_keeps_the_rows_of_its_days_by_each_tables_time() {
     let dir = tempfile::tempdir().unwrap();
     let log = days_log(dir.path());
-    let loaded = runlog::load(&[log.clone()], &Default::default()).expect("load");
+    let loaded = runlog::load(std::slice::from_ref(&log), &Default::default()).expect("load");
     let ctx = runlog::query::context_from_batches(loaded.batches().unwrap()).unwrap();
     let rt = rt();
     let w = TimeWindow::parse(Some("2026-11-04"), Some("2026-11-05")).unwrap();
