@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::report::{Report, Section};
+use crate::report::{cell_number as num, Report, Section};
 use crate::stats;
 
 /// What a compared figure is.
@@ -213,11 +213,6 @@ const TOTALS: &[&str] = &[
     "rejects",
     "files",
 ];
-
-/// A cell as a number (`12`, `40.0%`); `None` for `-` and text.
-fn num(s: &str) -> Option<f64> {
-    s.trim().trim_end_matches('%').parse().ok()
-}
 
 fn total(r: &Report, k: &str) -> Option<f64> {
     r.totals

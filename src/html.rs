@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use crate::baseline::{
     as_table, fmt_num, fmt_pp, side_line, totals_table, ComparedSection, Comparison, SHIFT_COLUMN,
 };
-use crate::report::{is_numeric, Report, Section};
+use crate::report::{cell_number as num, is_numeric, Report, Section};
 
 /// Natural width of a chart in CSS pixels (it shrinks with the page, never grows).
 const CHART_W: f64 = 560.0;
@@ -68,11 +68,6 @@ fn truncate(s: &str, max: usize) -> String {
         t.push('…');
         t
     }
-}
-
-/// A cell as a number: `"3"` → 3, `"50.0%"` → 50; `None` for `-` and text.
-fn num(s: &str) -> Option<f64> {
-    s.trim().trim_end_matches('%').parse().ok()
 }
 
 /// Colour classes: a few with a meaning, then a palette for everything else.

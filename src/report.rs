@@ -154,9 +154,9 @@ const TOTALS_SQL: &str = "SELECT
     (SELECT count(*) FROM turns) AS turns,
     (SELECT count(*) FROM errors) AS errors,
     (SELECT count(*) FROM rejects) AS rejects,
-    (SELECT CAST(min(first_ts) AS VARCHAR) FROM agents) AS first_event,
-    (SELECT CAST(max(last_ts) AS VARCHAR) FROM agents) AS last_event,
-    (SELECT CAST(max(last_ts) AS BIGINT) - CAST(min(first_ts) AS BIGINT) FROM agents) AS span,
+    (SELECT CAST(min(ts) AS VARCHAR) FROM events) AS first_event,
+    (SELECT CAST(max(ts) AS VARCHAR) FROM events) AS last_event,
+    (SELECT CAST(max(ts) AS BIGINT) - CAST(min(ts) AS BIGINT) FROM events) AS span,
     (SELECT count(*) FROM files) AS files";
 
 /// The span of the intervals' opening times in microseconds: it picks the time bucket.
@@ -303,6 +303,11 @@ pub async fn build(ctx: &SessionContext) -> Result<Report> {
         });
     }
     Ok(Report { totals, sections })
+}
+
+/// A cell as a number: `"3"` → 3, `"50.0%"` → 50; `None` for `-` and text.
+pub fn cell_number(s: &str) -> Option<f64> {
+    s.trim().trim_end_matches('%').parse().ok()
 }
 
 /// A cell that reads as a number (optionally a percentage): right-aligned in tables.

@@ -76,7 +76,8 @@ Example: runlog query --warehouse wh --since 2026-11-03 --until 2026-11-04 queri
 (inline SVG charts beside the same tables; no scripts, fonts or network) and its path is printed \
 on stderr. The text report still goes to stdout unless --quiet.\n\
 --since/--until restrict the report to a window of time (as for `query`: intervals by opened_at,\n\
-turns by their start, events and errors by ts, tool calls, callbacks and runs by their event's ts).\n\
+turns by their start, events and errors by ts, tool calls, callbacks and runs by their event's ts,\n\
+agents by overlap; rejects and files have no time and are kept whole: see `runlog query --help`).\n\
 --baseline OLD compares with a baseline (a warehouse, or log paths: repeat the flag); or\n\
 --baseline-since/--baseline-until compare two windows of the same data. Every section then shows\n\
 baseline → current and the change (counts; shares and retried/recovered rates in percentage\n\

@@ -543,6 +543,11 @@ fn a_window_keeps_the_rows_of_its_days_by_each_tables_time() {
     let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
     assert_eq!(doc["totals"]["intervals"], "2");
     assert_eq!(doc["totals"]["turns"], "1");
+    // The time span is the window's events' (b's day and d's last second of it).
+    let first = doc["totals"]["first_event"].as_str().unwrap();
+    let last = doc["totals"]["last_event"].as_str().unwrap();
+    assert!(first.starts_with("2026-11-04T10:00:00"), "{first}");
+    assert!(last.starts_with("2026-11-04T23:59:59"), "{last}");
     assert_eq!(
         doc["totals"]["window"],
         "[2026-11-04T00:00:00Z, 2026-11-05T00:00:00Z)"
