@@ -82,13 +82,31 @@ pub fn run(
     }
     let rt = runtime()?;
     let tables = runlog::report::tables_used();
-    let current_ctx = engine_context(engine, source, paths, Some(&tables), &rt)?;
-    let baseline_ctx = if args.baseline.is_empty() {
-        engine_context(engine, source, paths, Some(&tables), &rt)?
-    } else {
-        let (bsource, bpaths) = baseline_source(&args.baseline, source);
-        engine_context(engine, &bsource, &bpaths, Some(&tables), &rt)?
-    };
+    let local = matches!(engine.engine, EngineName::Local) && engine.scheduler.is_none();
+    let (current_ctx, baseline_ctx) =
+        if args.baseline.is_empty() && local && source.warehouse.is_none() {
+            // Two windows of the same logs: read them once, one context per window.
+            if paths.is_empty() {
+                bail!("give log PATHs or --warehouse DIR");
+            }
+            let batches = load(&source.read, paths)?.some_batches(&tables)?;
+            (
+                runlog::query::context_from_batches(batches.clone())?,
+                runlog::query::context_from_batches(batches)?,
+            )
+        } else if args.baseline.is_empty() {
+            (
+                engine_context(engine, source, paths, Some(&tables), &rt)?,
+                engine_context(engine, source, paths, Some(&tables), &rt)?,
+            )
+        } else {
+            let current = engine_context(engine, source, paths, Some(&tables), &rt)?;
+            let (bsource, bpaths) = baseline_source(&args.baseline, source);
+            (
+                current,
+                engine_context(engine, &bsource, &bpaths, Some(&tables), &rt)?,
+            )
+        };
     let current = rt.block_on(runlog::report::build_in(&current_ctx, window))?;
     let baseline = rt.block_on(runlog::report::build_in(&baseline_ctx, &baseline_window))?;
     let cmp = runlog::baseline::compare(&baseline, &current);

@@ -603,3 +603,47 @@ fn two_windows_of_one_warehouse_compare() {
         .unwrap();
     assert!(!same.status.success());
 }
+
+#[test]
+fn the_comparison_page_draws_both_sides_of_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = days_log(dir.path());
+    let all = report_of(&log, &TimeWindow::default());
+    let late = report_of(&log, &TimeWindow::parse(Some("2026-11-04"), None).unwrap());
+    let cmp = compare(&all, &late);
+    let html = runlog::html::render_comparison_html(&cmp);
+    let sec = html
+        .split(r#"data-section="interval_status">"#)
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("interval_status section");
+    let rows = &cmp
+        .sections
+        .iter()
+        .find(|s| s.id == "interval_status")
+        .unwrap()
+        .rows;
+    assert!(!rows.is_empty());
+    // One baseline and one current bar per row, each with the row's share.
+    for (series, pick) in [("baseline", 0), ("current", 1)] {
+        let drawn: Vec<&str> = sec
+            .split(&format!(r#"data-series="{series}" data-value=""#))
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap())
+            .collect();
+        let want: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let m = r.measures.iter().find(|m| m.measure == "share").unwrap();
+                let v = if pick == 0 { m.baseline } else { m.current };
+                format!("{:.1}%", v.unwrap())
+            })
+            .collect();
+        assert_eq!(drawn, want, "{series} bars");
+    }
+    assert!(html.contains(&cmp.rule_line()));
+    assert!(
+        html.contains(r#"data-side="current""#)
+            && html.contains("window: [2026-11-04T00:00:00Z, -)")
+    );
+}
