@@ -172,8 +172,9 @@ pub struct TimeWindow {
 pub const UNFILTERED_SCHEMA: &str = "unfiltered";
 
 /// What each table's rows are windowed by: (table, SQL of the view over the unfiltered
-/// table, with `{in:COL}` standing for "COL is inside the window"). Rejects and files have
-/// no time and are not windowed.
+/// table, with `{in:COL}` standing for "COL is inside the window" and `{overlaps}` for "the
+/// agent's first_ts..last_ts meets the window"). Rejects and files have no time and are not
+/// windowed.
 pub const WINDOWED: &[(&str, &str)] = &[
     ("events", "SELECT * FROM unfiltered.events WHERE {in:ts}"),
     (

@@ -36,22 +36,16 @@ fn baseline_source(paths: &[PathBuf], current: &Source) -> (Source, Vec<PathBuf>
         [one] if one.join(runlog::commit::MANIFEST).is_file() => Some(one.clone()),
         _ => None,
     };
-    match warehouse {
-        Some(w) => (
-            Source {
-                warehouse: Some(w),
-                read: current.read.clone(),
-            },
-            Vec::new(),
-        ),
-        None => (
-            Source {
-                warehouse: None,
-                read: current.read.clone(),
-            },
-            paths.to_vec(),
-        ),
-    }
+    let logs = if warehouse.is_some() {
+        Vec::new()
+    } else {
+        paths.to_vec()
+    };
+    let source = Source {
+        warehouse,
+        read: current.read.clone(),
+    };
+    (source, logs)
 }
 
 /// Everything `report` renders, for the comparison.

@@ -137,7 +137,7 @@ struct Source {
     read: ReadArgs,
 }
 
-/// `--since` / `--until`: the rows of a window of time (see `runlog::query::WINDOW_HELP`).
+/// `--since` / `--until`: the rows of a window of time (`runlog::query::restrict_to_window`).
 #[derive(Args, Clone, Default)]
 struct WindowArgs {
     /// Keep only rows at or after T (RFC 3339 such as 2026-11-03T10:00:00Z, or a date
