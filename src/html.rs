@@ -5,12 +5,16 @@
 //! It computes no figures of its own: every chart draws rows of a report section and sits
 //! beside that section's table, so the page, `runlog report` and its JSON/Markdown are
 //! renderings of the same [`Report`] value built once by [`crate::report::build`].
-//! Every string from the data (ids, codes, file names) is HTML-escaped.
+//! Every string from the data (ids, codes, file names) is HTML-escaped. A baseline
+//! comparison ([`crate::baseline`]) gets its page the same way, with side-by-side bars.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::report::{is_numeric, Report, Section};
+use crate::baseline::{
+    as_table, fmt_num, fmt_pp, side_line, totals_table, ComparedSection, Comparison, SHIFT_COLUMN,
+};
+use crate::report::{cell_number as num, is_numeric, Report, Section};
 
 /// Natural width of a chart in CSS pixels (it shrinks with the page, never grows).
 const CHART_W: f64 = 560.0;
@@ -64,11 +68,6 @@ fn truncate(s: &str, max: usize) -> String {
         t.push('…');
         t
     }
-}
-
-/// A cell as a number: `"3"` → 3, `"50.0%"` → 50; `None` for `-` and text.
-fn num(s: &str) -> Option<f64> {
-    s.trim().trim_end_matches('%').parse().ok()
 }
 
 /// Colour classes: a few with a meaning, then a palette for everything else.
@@ -741,6 +740,14 @@ fn charts(s: &Section, outcomes: &mut Colours) -> Vec<(&'static str, String, Str
 }
 
 fn table(out: &mut String, s: &Section) {
+    let flag = s.columns.iter().position(|c| c == "mismatches");
+    table_flagged(out, s, &|r: &[String]| {
+        flag.is_some_and(|i| r.get(i).and_then(|v| num(v)).is_some_and(|v| v > 0.0))
+    });
+}
+
+/// A section's table, with the rows `flagged` picks marked.
+fn table_flagged(out: &mut String, s: &Section, flagged: &dyn Fn(&[String]) -> bool) {
     if s.rows.is_empty() {
         let _ = write!(
             out,
@@ -749,7 +756,6 @@ fn table(out: &mut String, s: &Section) {
         );
         return;
     }
-    let flag = s.columns.iter().position(|c| c == "mismatches");
     let _ = write!(
         out,
         r#"<div class="tablewrap"><table data-table="{}"><thead><tr>"#,
@@ -772,8 +778,7 @@ fn table(out: &mut String, s: &Section) {
     }
     out.push_str("</tr></thead><tbody>");
     for r in &s.rows {
-        let flagged = flag.is_some_and(|i| r.get(i).and_then(|v| num(v)).is_some_and(|v| v > 0.0));
-        out.push_str(if flagged {
+        out.push_str(if flagged(r) {
             r#"<tr class="flagged">"#
         } else {
             "<tr>"
@@ -821,6 +826,13 @@ fn header(out: &mut String, r: &Report) {
             escape(inputs)
         );
     }
+    if let Some(w) = get("window") {
+        let _ = write!(
+            out,
+            r#"<div><dt>window</dt><dd data-total="window">{}</dd></div>"#,
+            escape(w)
+        );
+    }
     if let (Some(a), Some(b)) = (get("first_event"), get("last_event")) {
         let _ = write!(
             out,
@@ -833,7 +845,7 @@ fn header(out: &mut String, r: &Report) {
         );
     }
     out.push_str(r#"</dl><dl class="tiles">"#);
-    let shown = ["inputs", "first_event", "last_event", "span"];
+    let shown = ["inputs", "window", "first_event", "last_event", "span"];
     let mut tiles: Vec<(String, &str)> = TILES
         .iter()
         .filter_map(|(k, name)| get(k).map(|v| (name.to_string(), v)))
@@ -916,17 +928,23 @@ body{{font-size:10pt}}main{{max-width:none;padding:0}}nav{{display:none}}\
     )
 }
 
-/// Renders the report as one self-contained HTML page.
-pub fn render_html(r: &Report) -> String {
-    let mut out = String::with_capacity(32 * 1024);
+/// The page's head and the opening of its body.
+fn page_open(out: &mut String, title: &str) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <meta name=\"color-scheme\" content=\"light dark\">\
-<title>runlog report</title><style>{}</style></head><body><main>",
+<title>{}</title><style>{}</style></head><body><main>",
+        escape(title),
         style()
     );
+}
+
+/// Renders the report as one self-contained HTML page.
+pub fn render_html(r: &Report) -> String {
+    let mut out = String::with_capacity(32 * 1024);
+    page_open(&mut out, "runlog report");
     header(&mut out, r);
     out.push_str("<nav>");
     for s in &r.sections {
@@ -981,6 +999,146 @@ pub fn render_html(r: &Report) -> String {
     let _ = writeln!(
         out,
         "<footer>runlog {} — the charts draw the rows of the tables beside them, the same figures as <code>runlog report</code>.</footer></main></body></html>",
+        escape(env!("CARGO_PKG_VERSION"))
+    );
+    out
+}
+
+/// The side-by-side chart of a compared section: per row a baseline and a current bar of
+/// its share (or, without shares, its count); rows with a significant shift of that figure
+/// are flagged with their change.
+fn comparison_chart(s: &ComparedSection) -> Option<String> {
+    let mi = s
+        .measures
+        .iter()
+        .position(|m| m == "share")
+        .or_else(|| (!s.measures.is_empty()).then_some(0))?;
+    let is_share = s.measures[mi] == "share";
+    let rows: Vec<BarRow> = s
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let m = r.measures.get(mi)?;
+            let cell = |v: Option<f64>| match v {
+                None => "-".to_string(),
+                Some(v) if is_share => format!("{v:.1}%"),
+                Some(v) => fmt_num(v),
+            };
+            let parts: Vec<&str> = r
+                .key
+                .iter()
+                .map(String::as_str)
+                .filter(|v| *v != "-")
+                .collect();
+            Some(BarRow {
+                label: if parts.is_empty() {
+                    "-".to_string()
+                } else {
+                    parts.join(" · ")
+                },
+                flagged: m.significant,
+                bars: vec![
+                    Bar {
+                        cell: cell(m.baseline),
+                        value: m.baseline,
+                        class: "s-total",
+                        series: "baseline".to_string(),
+                    },
+                    Bar {
+                        cell: cell(m.current),
+                        value: m.current,
+                        class: "s-rec",
+                        series: "current".to_string(),
+                    },
+                ],
+                note: m.significant.then(|| fmt_pp(m.change.unwrap_or(0.0))),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return Some(empty_chart());
+    }
+    let series = [
+        ("baseline".to_string(), "s-total"),
+        ("current".to_string(), "s-rec"),
+    ];
+    Some(hbars(
+        &s.title,
+        &rows,
+        &series,
+        None,
+        if is_share { "%" } else { "" },
+    ))
+}
+
+/// Renders a baseline comparison as one self-contained HTML page: the two sides and the
+/// test in the header, then per section side-by-side bars (baseline, current) beside the
+/// table of every compared figure, significant shifts flagged.
+pub fn render_comparison_html(c: &Comparison) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    page_open(&mut out, "runlog report — baseline vs current");
+    let _ = write!(
+        out,
+        r#"<header><h1>runlog report — baseline vs current</h1><dl class="facts"><div><dt>baseline</dt><dd data-side="baseline">{}</dd></div><div><dt>current</dt><dd data-side="current">{}</dd></div><div><dt>test</dt><dd data-rule="holm" data-alpha="{}" data-tests="{}" data-significant="{}">{}</dd></div></dl></header>"#,
+        escape(&side_line(&c.baseline_totals)),
+        escape(&side_line(&c.current_totals)),
+        c.alpha,
+        c.tests,
+        c.significant(),
+        escape(&c.rule_line())
+    );
+    let totals = totals_table(c);
+    out.push_str("<nav>");
+    let _ = write!(
+        out,
+        r##"<a href="#s-totals">{}</a>"##,
+        escape(&totals.title)
+    );
+    for s in &c.sections {
+        let _ = write!(
+            out,
+            r##"<a href="#s-{}">{}</a>"##,
+            escape(&s.id),
+            escape(&s.title)
+        );
+    }
+    out.push_str("</nav>");
+    let _ = write!(
+        out,
+        r#"<section class="card" id="s-totals" data-section="totals"><h2>{}</h2><p class="note">{}</p><div class="pair">"#,
+        escape(&totals.title),
+        escape(&totals.note)
+    );
+    table(&mut out, &totals);
+    out.push_str("</div></section>");
+    for s in &c.sections {
+        let _ = write!(
+            out,
+            r#"<section class="card" id="s-{id}" data-section="{id}"><h2>{}</h2><p class="note">{}</p><div class="pair">"#,
+            escape(&s.title),
+            escape(&s.note),
+            id = escape(&s.id)
+        );
+        // Over time the rows are buckets of each side's own span: a table only.
+        if s.id != "finish_reasons_over_time" {
+            if let Some(svg) = comparison_chart(s) {
+                let _ = write!(
+                    out,
+                    r#"<div class="charts"><figure class="chart" data-chart="{}"><figcaption>baseline vs current (⚠ = significant shift)</figcaption>{svg}</figure></div>"#,
+                    escape(&s.id)
+                );
+            }
+        }
+        let t = as_table(s);
+        let shift = t.columns.iter().position(|x| x == SHIFT_COLUMN);
+        table_flagged(&mut out, &t, &|r: &[String]| {
+            shift.is_some_and(|i| r.get(i).is_some_and(|v| !v.is_empty()))
+        });
+        out.push_str("</div></section>");
+    }
+    let _ = writeln!(
+        out,
+        "<footer>runlog {} — each side's figures are those of its plain <code>runlog report</code>; p = Holm-adjusted two-sided p-value.</footer></main></body></html>",
         escape(env!("CARGO_PKG_VERSION"))
     );
     out

@@ -6,9 +6,11 @@
 //! [`store`] (Arrow schemas and batches, Parquet files) → [`commit`] (the warehouse's
 //! manifest, lock and garbage collection) → [`pipeline`] (the one write path: inputs,
 //! commit mode, memory, `--max-rejects`) → [`query`] / [`report`] (rendered as text, JSON,
-//! Markdown or [`html`]) / [`replay`]. [`engine`] runs the SQL locally or on Ballista;
+//! Markdown or [`html`]; [`baseline`] compares two reports, testing shifts with
+//! [`stats`]) / [`replay`]. [`engine`] runs the SQL locally or on Ballista;
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
+pub mod baseline;
 pub mod bench;
 pub mod commit;
 pub mod engine;
@@ -19,6 +21,7 @@ pub mod pipeline;
 pub mod query;
 pub mod replay;
 pub mod report;
+pub mod stats;
 pub mod store;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.

@@ -1,6 +1,8 @@
 //! Query: a DataFusion `SessionContext` with every table registered — from a warehouse's
 //! committed Parquet files, or from record batches held in memory — and the renderings of
-//! a result as an aligned table, CSV (with a header line) or JSON lines.
+//! a result as an aligned table, CSV (with a header line) or JSON lines; and the time
+//! window (`--since` / `--until`) that turns every table into a view of its rows in an
+//! interval of time, for every query and report alike.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -9,6 +11,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::MemorySchemaProvider;
+use datafusion::common::TableReference;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
@@ -152,6 +156,203 @@ pub fn write_result(
             }
             w.finish()?;
         }
+    }
+    Ok(())
+}
+
+/// A half-open interval of time `[since, until)` in microseconds since the epoch (UTC);
+/// either end may be open. The default is all of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeWindow {
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+/// The schema that keeps the whole tables when a window is applied (`unfiltered.events`).
+pub const UNFILTERED_SCHEMA: &str = "unfiltered";
+
+/// What each table's rows are windowed by: (table, SQL of the view over the unfiltered
+/// table, with `{in:COL}` standing for "COL is inside the window" and `{overlaps}` for "the
+/// agent's first_ts..last_ts meets the window"). Rejects and files have no time and are not
+/// windowed.
+pub const WINDOWED: &[(&str, &str)] = &[
+    ("events", "SELECT * FROM unfiltered.events WHERE {in:ts}"),
+    (
+        "intervals",
+        "SELECT * FROM unfiltered.intervals WHERE {in:opened_at}",
+    ),
+    ("errors", "SELECT * FROM unfiltered.errors WHERE {in:ts}"),
+    (
+        "turns",
+        "SELECT t.* FROM unfiltered.turns t JOIN unfiltered.events e
+         ON e.root = t.root AND e.seq = t.start_seq WHERE {in:e.ts}",
+    ),
+    (
+        "tool_calls",
+        "SELECT t.* FROM unfiltered.tool_calls t JOIN unfiltered.events e
+         ON e.root = t.root AND e.seq = t.seq WHERE {in:e.ts}",
+    ),
+    (
+        "callbacks",
+        "SELECT t.* FROM unfiltered.callbacks t JOIN unfiltered.events e
+         ON e.root = t.root AND e.seq = t.open_seq WHERE {in:e.ts}",
+    ),
+    (
+        "runs",
+        "SELECT t.* FROM unfiltered.runs t JOIN unfiltered.events e
+         ON e.root = t.root AND e.seq = t.start_seq WHERE {in:e.ts}",
+    ),
+    ("agents", "SELECT * FROM unfiltered.agents WHERE {overlaps}"),
+];
+
+impl TimeWindow {
+    /// True when neither end is set.
+    pub fn is_all(&self) -> bool {
+        self.since.is_none() && self.until.is_none()
+    }
+
+    /// A window from optional `--since` / `--until` texts (see [`parse_time`]).
+    pub fn parse(since: Option<&str>, until: Option<&str>) -> Result<TimeWindow> {
+        let w = TimeWindow {
+            since: since.map(parse_time).transpose()?,
+            until: until.map(parse_time).transpose()?,
+        };
+        if let (Some(a), Some(b)) = (w.since, w.until) {
+            if a >= b {
+                return Err(Error::Invalid(format!(
+                    "the window is empty: --since {} is not before --until {}",
+                    format_time(a),
+                    format_time(b)
+                )));
+            }
+        }
+        Ok(w)
+    }
+
+    /// SQL that is true when the timestamp column `col` lies inside the window.
+    fn contains_sql(&self, col: &str) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = self.since {
+            parts.push(format!("{col} >= {}", ts_literal(s)));
+        }
+        if let Some(u) = self.until {
+            parts.push(format!("{col} < {}", ts_literal(u)));
+        }
+        if parts.is_empty() {
+            "true".to_string()
+        } else {
+            parts.join(" AND ")
+        }
+    }
+
+    /// SQL that is true when an agent's `[first_ts, last_ts]` meets the window.
+    fn overlaps_sql(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = self.since {
+            parts.push(format!("last_ts >= {}", ts_literal(s)));
+        }
+        if let Some(u) = self.until {
+            parts.push(format!("first_ts < {}", ts_literal(u)));
+        }
+        if parts.is_empty() {
+            "true".to_string()
+        } else {
+            parts.join(" AND ")
+        }
+    }
+}
+
+impl std::fmt::Display for TimeWindow {
+    /// `[2026-11-03T00:00:00Z, 2026-11-04T00:00:00Z)`, `-` for an open end.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let end = |t: Option<i64>| t.map_or("-".to_string(), format_time);
+        write!(f, "[{}, {})", end(self.since), end(self.until))
+    }
+}
+
+/// A timestamp literal of the tables' type (microseconds, UTC), so that comparisons need no
+/// cast of the column and Parquet statistics can prune.
+fn ts_literal(us: i64) -> String {
+    format!("arrow_cast({us}, 'Timestamp(Microsecond, Some(\"UTC\"))')")
+}
+
+/// Microseconds since the epoch as RFC 3339 in UTC (`2026-11-03T10:00:00Z`, fractions only
+/// when there are some).
+pub fn format_time(us: i64) -> String {
+    match chrono::DateTime::from_timestamp_micros(us) {
+        Some(t) => t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        None => us.to_string(),
+    }
+}
+
+/// A time for `--since` / `--until`: RFC 3339 (`2026-11-03T10:00:00Z`, `...+02:00`,
+/// fractions allowed) or a date `2026-11-03` (its midnight UTC), as microseconds since the
+/// epoch.
+pub fn parse_time(s: &str) -> Result<i64> {
+    let t = s.trim();
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.timestamp_micros());
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        if let Some(dt) = d.and_hms_opt(0, 0, 0) {
+            return Ok(dt.and_utc().timestamp_micros());
+        }
+    }
+    Err(Error::Invalid(format!(
+        "{s:?} is not a time: give RFC 3339 (2026-11-03T10:00:00Z) or a date (2026-11-03)"
+    )))
+}
+
+/// The tables to build for a statement over raw logs that reads `tables` under `window`:
+/// a windowed turn, tool call, callback or run needs `events` for its time.
+pub fn tables_for_window(tables: &[&'static str], window: &TimeWindow) -> Vec<&'static str> {
+    let mut out = tables.to_vec();
+    let needs_events = ["turns", "tool_calls", "callbacks", "runs"];
+    if !window.is_all() && !out.contains(&"events") && out.iter().any(|t| needs_events.contains(t))
+    {
+        out.push("events");
+    }
+    out
+}
+
+/// Restricts every table of `ctx` to `window`: each registered table moves to the
+/// [`UNFILTERED_SCHEMA`] and a view of the same name keeps the rows inside the window (see
+/// [`WINDOWED`]). Every query and report over `ctx` then sees the window alone. Nothing is
+/// done for the whole of time.
+pub async fn restrict_to_window(ctx: &SessionContext, window: &TimeWindow) -> Result<()> {
+    if window.is_all() {
+        return Ok(());
+    }
+    let catalog = ctx
+        .catalog("runlog")
+        .ok_or_else(|| Error::Invalid("no catalog runlog in the session".to_string()))?;
+    catalog.register_schema(UNFILTERED_SCHEMA, Arc::new(MemorySchemaProvider::new()))?;
+    let mut moved = Vec::new();
+    for &(table, _) in WINDOWED {
+        if !ctx.table_exist(table)? {
+            continue;
+        }
+        let provider = ctx.table_provider(table).await?;
+        ctx.register_table(TableReference::partial(UNFILTERED_SCHEMA, table), provider)?;
+        ctx.deregister_table(table)?;
+        moved.push(table);
+    }
+    for &(table, sql) in WINDOWED {
+        if !moved.contains(&table) {
+            continue;
+        }
+        if sql.contains("unfiltered.events e") && !moved.contains(&"events") {
+            return Err(Error::Invalid(format!(
+                "windowing {table} needs the events table (for its rows' time)"
+            )));
+        }
+        let mut view = sql.replace("{overlaps}", &window.overlaps_sql());
+        while let Some(i) = view.find("{in:") {
+            let j = view[i..].find('}').map_or(view.len(), |j| i + j);
+            let col = view[i + 4..j].to_string();
+            view.replace_range(i..(j + 1).min(view.len()), &window.contains_sql(&col));
+        }
+        ctx.sql(&format!("CREATE VIEW {table} AS {view}")).await?;
     }
     Ok(())
 }

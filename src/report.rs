@@ -10,7 +10,7 @@ use datafusion::prelude::SessionContext;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::query::run_sql;
+use crate::query::{restrict_to_window, run_sql, TimeWindow};
 
 /// One section of the report: a titled table of strings.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -81,13 +81,14 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
     (
         "error_codes",
         "Top error codes",
-        "recorded = retryable flag as recorded; expected = the code table's rule; retried/recovered for model errors",
+        "recorded = retryable flag as recorded; expected = the code table's rule; retried/recovered = shares of the model errors",
         "SELECT coalesce(code, '(none)') AS code, count(*) AS errors,
                 round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
                 sum(CASE WHEN retryable THEN 1 ELSE 0 END) AS recorded_retryable,
                 sum(CASE WHEN retryable_expected THEN 1 ELSE 0 END) AS expected_retryable,
                 sum(CASE WHEN retryable_mismatch THEN 1 ELSE 0 END) AS mismatches,
                 sum(CASE WHEN status_consistent = false THEN 1 ELSE 0 END) AS odd_status,
+                sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END) AS model_errors,
                 CASE WHEN sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END) = 0 THEN '-'
                      ELSE concat(CAST(round(100.0 * sum(CASE WHEN retried THEN 1 ELSE 0 END)
                           / sum(CASE WHEN source = 'model' THEN 1 ELSE 0 END), 1) AS VARCHAR), '%') END AS retried,
@@ -148,14 +149,14 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
 
 const TOTALS_SQL: &str = "SELECT
     (SELECT count(*) FROM agents) AS agents,
-    (SELECT sum(events) FROM agents) AS events,
+    (SELECT count(*) FROM events) AS events,
     (SELECT count(*) FROM intervals) AS intervals,
     (SELECT count(*) FROM turns) AS turns,
     (SELECT count(*) FROM errors) AS errors,
     (SELECT count(*) FROM rejects) AS rejects,
-    (SELECT CAST(min(first_ts) AS VARCHAR) FROM agents) AS first_event,
-    (SELECT CAST(max(last_ts) AS VARCHAR) FROM agents) AS last_event,
-    (SELECT CAST(max(last_ts) AS BIGINT) - CAST(min(first_ts) AS BIGINT) FROM agents) AS span,
+    (SELECT CAST(min(ts) AS VARCHAR) FROM events) AS first_event,
+    (SELECT CAST(max(ts) AS VARCHAR) FROM events) AS last_event,
+    (SELECT CAST(max(ts) AS BIGINT) - CAST(min(ts) AS BIGINT) FROM events) AS span,
     (SELECT count(*) FROM files) AS files";
 
 /// The span of the intervals' opening times in microseconds: it picks the time bucket.
@@ -239,6 +240,19 @@ fn to_strings(batches: &[RecordBatch]) -> Result<(Vec<String>, Vec<Vec<String>>)
     Ok((columns, rows))
 }
 
+/// Computes the report over a context holding the warehouse tables, restricted to `window`
+/// first (see [`crate::query::restrict_to_window`]; a set window is named in the totals).
+pub async fn build_in(ctx: &SessionContext, window: &TimeWindow) -> Result<Report> {
+    restrict_to_window(ctx, window).await?;
+    let mut report = build(ctx).await?;
+    if !window.is_all() {
+        report
+            .totals
+            .push(("window".to_string(), window.to_string()));
+    }
+    Ok(report)
+}
+
 /// Computes the report over a context holding the warehouse tables.
 pub async fn build(ctx: &SessionContext) -> Result<Report> {
     let (_, batches) = run_sql(ctx, TOTALS_SQL).await?;
@@ -289,6 +303,11 @@ pub async fn build(ctx: &SessionContext) -> Result<Report> {
         });
     }
     Ok(Report { totals, sections })
+}
+
+/// A cell as a number: `"3"` → 3, `"50.0%"` → 50; `None` for `-` and text.
+pub fn cell_number(s: &str) -> Option<f64> {
+    s.trim().trim_end_matches('%').parse().ok()
 }
 
 /// A cell that reads as a number (optionally a percentage): right-aligned in tables.

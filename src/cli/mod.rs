@@ -1,6 +1,7 @@
 //! The command line, one file per command: each holds its arguments (clap) and what
 //! it does. This file has the arguments several commands share and their helpers.
 
+mod baseline;
 mod bench;
 mod gen;
 mod ingest;
@@ -60,7 +61,13 @@ object stores are not supported yet."
 rejects, agents, files.\nWith PATHs instead of --warehouse, the logs are ingested in memory first.\n\
 --engine ballista runs the SQL on Apache Ballista over a --warehouse: a standalone cluster in\n\
 this process, or the cluster of --scheduler df://HOST:PORT (build with --features ballista).\n\
-Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GROUP BY 1\""
+--since/--until restrict every table to a window of time. A window [--since, --until) keeps:\n\
+events, errors by their ts; intervals by opened_at; turns by the ts of their start event;\n\
+tool_calls by their seq's event; callbacks by their open_seq's event; runs by their start_seq's\n\
+event; agents whose first_ts..last_ts overlaps the window. rejects and files have no time and are\n\
+kept whole; the whole tables stay readable as unfiltered.<table>.\n\
+Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GROUP BY 1\"\n\
+Example: runlog query --warehouse wh --since 2026-11-03 --until 2026-11-04 queries/finish_reasons.sql"
     )]
     Query(query::QueryArgs),
     /// The headline report: finish reasons, turn states, error codes, run attempts.
@@ -68,7 +75,18 @@ Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GR
         after_help = "With --html FILE the report is also written as one self-contained HTML page \
 (inline SVG charts beside the same tables; no scripts, fonts or network) and its path is printed \
 on stderr. The text report still goes to stdout unless --quiet.\n\
-Example: runlog report sample-logs --html report.html --quiet"
+--since/--until restrict the report to a window of time (as for `query`: intervals by opened_at,\n\
+turns by their start, events and errors by ts, tool calls, callbacks and runs by their event's ts,\n\
+agents by overlap; rejects and files have no time and are kept whole: see `runlog query --help`).\n\
+--baseline OLD compares with a baseline (a warehouse, or log paths: repeat the flag); or\n\
+--baseline-since/--baseline-until compare two windows of the same data. Every section then shows\n\
+baseline → current and the change (counts; shares and retried/recovered rates in percentage\n\
+points) and flags significant shifts: a pooled two-proportion z-test per share and rate, p-values\n\
+corrected with Holm's step-down method over all of them, alpha = 0.05. In --format json every\n\
+compared row carries baseline, current, change, p_value, p_holm and significant.\n\
+Example: runlog report sample-logs --html report.html --quiet\n\
+Example: runlog report --warehouse new --baseline old --format json\n\
+Example: runlog report --warehouse wh --since 2026-11-08 --baseline-since 2026-11-01 --baseline-until 2026-11-08"
     )]
     Report(report::ReportArgs),
     /// One agent's timeline or its turn states as of a cursor; or follow a live stream.
@@ -117,6 +135,27 @@ struct Source {
     warehouse: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+}
+
+/// `--since` / `--until`: the rows of a window of time (`runlog::query::restrict_to_window`).
+#[derive(Args, Clone, Default)]
+struct WindowArgs {
+    /// Keep only rows at or after T (RFC 3339 such as 2026-11-03T10:00:00Z, or a date
+    /// 2026-11-03 meaning its 00:00 UTC); what a row's time is, table by table: see below.
+    #[arg(long, value_name = "T")]
+    since: Option<String>,
+    /// Keep only rows before T (exclusive: the window is [since, until)).
+    #[arg(long, value_name = "T")]
+    until: Option<String>,
+}
+
+impl WindowArgs {
+    fn window(&self) -> Result<runlog::query::TimeWindow> {
+        Ok(runlog::query::TimeWindow::parse(
+            self.since.as_deref(),
+            self.until.as_deref(),
+        )?)
+    }
 }
 
 #[derive(Args, Clone)]
@@ -273,6 +312,9 @@ fn localize(cmd: &mut Command) -> Result<()> {
     fn fix(p: &mut PathBuf) -> Result<()> {
         *p = runlog::location::local_path(p)?;
         Ok(())
+    }
+    if let Command::Report(a) = cmd {
+        a.baseline.baseline.iter_mut().try_for_each(fix)?;
     }
     match cmd {
         Command::Ingest(a) => {

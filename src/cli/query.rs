@@ -13,6 +13,8 @@ pub struct QueryArgs {
     #[arg(long, short = 'f', value_enum, default_value = "table")]
     pub format: Format,
     #[command(flatten)]
+    pub window: WindowArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -21,14 +23,17 @@ pub fn run(args: QueryArgs) -> Result<()> {
         source,
         mut args,
         format,
+        window,
         engine,
     } = args;
+    let window = window.window()?;
     let sql_arg = args.pop().expect("clap requires one argument");
     let paths: Vec<PathBuf> = args.into_iter().map(PathBuf::from).collect();
     let sql = runlog::query::load_sql(&sql_arg)?;
-    let tables = runlog::query::tables_referenced(&sql);
+    let tables = runlog::query::tables_for_window(&runlog::query::tables_referenced(&sql), &window);
     let rt = runtime()?;
     let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
+    rt.block_on(runlog::query::restrict_to_window(&ctx, &window))?;
     let (schema, batches) = rt.block_on(runlog::query::run_sql(&ctx, &sql))?;
     let fmt = match format {
         Format::Table => OutputFormat::Table,

@@ -18,6 +18,10 @@ pub struct ReportArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
     #[command(flatten)]
+    pub window: WindowArgs,
+    #[command(flatten)]
+    pub baseline: baseline::BaselineArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -28,12 +32,23 @@ pub fn run(args: ReportArgs) -> Result<()> {
         format,
         html,
         quiet,
+        window,
+        baseline,
         engine,
     } = args;
+    let window = window.window()?;
+    if baseline.is_set() {
+        let out = baseline::Output {
+            format,
+            html: html.as_deref(),
+            quiet,
+        };
+        return baseline::run(&baseline, &source, &paths, &window, &engine, out);
+    }
     let rt = runtime()?;
     let tables = runlog::report::tables_used();
     let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
-    let report = rt.block_on(runlog::report::build(&ctx))?;
+    let report = rt.block_on(runlog::report::build_in(&ctx, &window))?;
     if let Some(p) = &html {
         std::fs::write(p, runlog::html::render_html(&report))
             .with_context(|| format!("writing {}", p.display()))?;

@@ -3,6 +3,7 @@
 //! reducer, oracle) are in `crates/runlog-core/tests/it`.
 
 mod ballista;
+mod baseline;
 mod cli;
 mod commit;
 mod damaged;
