@@ -44,8 +44,9 @@ pub struct IngestArgs {
     #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format, conflicts_with = "input_format")]
     pub format: Option<runlog::import::Format>,
     /// Ingest through P partitions on disk (by hash of root), so that memory holds one
-    /// partition's agents per thread at a time: for logs larger than memory. 0 ingests in memory.
-    /// Default: in memory below 1 GiB of input, else one partition per 64 MiB of input
+    /// partition's agents per thread at a time: peak memory stays under 1 GB at any input
+    /// size. 0 ingests in memory. Default: in memory below 256 MiB of input, else one
+    /// partition per 64 MiB of input
     /// (compressed files counted 8x). With --shard too.
     #[arg(long, value_name = "P")]
     pub spill_partitions: Option<usize>,
