@@ -415,7 +415,7 @@ pub fn assemble_events(
 /// event counts so far.
 #[derive(Default)]
 struct AgentIndex {
-    index: HashMap<String, u32, ahash::RandomState>,
+    index: HashMap<String, u32, foldhash::fast::RandomState>,
     roots: Vec<String>,
     /// Events per agent.
     sizes: Vec<usize>,

@@ -361,7 +361,7 @@ pub struct Ids {
     last: [Option<Id>; 3],
     /// The listed event types, by [`Kind`], made on first use.
     kinds: Vec<Option<Id>>,
-    known: std::collections::HashSet<Id, ahash::RandomState>,
+    known: std::collections::HashSet<Id, foldhash::fast::RandomState>,
 }
 
 impl Ids {
@@ -449,7 +449,7 @@ struct LineSink<'c> {
     imported: Vec<Event>,
     spill: Option<EventSink>,
     /// Root → index of its buffer in [`FileRead::groups`].
-    group_of: HashMap<String, usize, ahash::RandomState>,
+    group_of: HashMap<String, usize, foldhash::fast::RandomState>,
     /// The group of the last event, and the events grouped so far.
     last_group: usize,
     grouped: usize,

@@ -81,7 +81,15 @@ impl Spill {
     /// reported by [`Spill::finish`].
     pub fn push(&self, events: &mut Vec<Event>) {
         let n = self.parts.len();
-        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); n];
+        // Each buffer sized for its share of the batch (a record is its strings and 55
+        // bytes), so that few of them grow (growing copied them, ~6% of a spilled ingest).
+        let bytes: usize = events
+            .iter()
+            .map(|e| e.data.len() + e.root.len() * 2 + 80)
+            .sum();
+        let mut bufs: Vec<Vec<u8>> = (0..n)
+            .map(|_| Vec::with_capacity(bytes / n + bytes / (4 * n) + 256))
+            .collect();
         for ev in events.drain(..) {
             encode(&ev, &mut bufs[partition_of(&ev.root, n)]);
             self.events.fetch_add(1, Ordering::Relaxed);

@@ -11,7 +11,7 @@
 pub use crate::event::payload;
 pub mod rules;
 
-use ahash::AHashMap as HashMap;
+use foldhash::HashMap;
 
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
