@@ -6,7 +6,7 @@
 //! [`store`] (Arrow schemas and batches, Parquet files) → [`commit`] (the warehouse's
 //! manifest, lock and garbage collection) → [`pipeline`] (the one write path: inputs,
 //! commit mode, memory, `--max-rejects`) → [`query`] / [`report`] (rendered as text, JSON,
-//! Markdown or [`html`]) / [`replay`]. [`engine`] runs the SQL locally or on Ballista;
+//! Markdown or [`html`]) / [`replay`] (and its pages, [`timeline`]). [`engine`] runs the SQL locally or on Ballista;
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
 pub mod bench;
@@ -20,6 +20,7 @@ pub mod query;
 pub mod replay;
 pub mod report;
 pub mod store;
+pub mod timeline;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.
 pub use runlog_core::{decode, event, gen, import, ingest, reduce, shard};

@@ -68,14 +68,24 @@ Example: runlog query --warehouse wh \"SELECT status, count(*) FROM intervals GR
         after_help = "With --html FILE the report is also written as one self-contained HTML page \
 (inline SVG charts beside the same tables; no scripts, fonts or network) and its path is printed \
 on stderr. The text report still goes to stdout unless --quiet.\n\
-Example: runlog report sample-logs --html report.html --quiet"
+With --html-dir DIR: DIR/index.html is that page plus a section listing the notable agents \
+(protocol errors, runs that died on a delta, unsettled intervals, failed turns, retryable \
+mismatches), each linked to its timeline page DIR/agents/<root>.html (at most --max-pages, \
+default 200; the cap is stated on the page).\n\
+Example: runlog report sample-logs --html report.html --quiet\n\
+Example: runlog report --warehouse wh --html-dir out --quiet"
     )]
     Report(report::ReportArgs),
     /// One agent's timeline or its turn states as of a cursor; or follow a live stream.
     #[command(
         after_help = "Timeline: one JSON object per event, {cursor, type, session, turn, state}.\n\
 Snapshot (--at SEQ): one state record per turn started at or before SEQ.\n\
-Follow (--follow -): reduce events from standard input as they arrive."
+Follow (--follow -): reduce events from standard input as they arrive.\n\
+Page (--html FILE): the agent's whole life on a seq axis as one self-contained HTML page: a \
+lane per session (subagents under the turn that spawned them), turns coloured by state, \
+model calls, tool calls, callbacks, errors, intervals, run attempts and the voices; hover or \
+click an element for its seq, time, row and state record.\n\
+Example: runlog replay --warehouse wh --root s1 --html s1.html"
     )]
     Replay(replay::ReplayArgs),
     /// Write a deterministic, production-like log: same arguments, same bytes.

@@ -11,3 +11,4 @@ mod html;
 mod queries;
 mod reliability;
 mod shards;
+mod timeline;
