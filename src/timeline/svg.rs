@@ -50,8 +50,8 @@ const MAX_STACK: usize = 4;
 const AXIS_H: f64 = 38.0;
 const ROW_H: f64 = 18.0;
 const MARK_H: f64 = 16.0;
-const CB_H: f64 = 9.0;
-const VOICE_H: f64 = 6.0;
+const CB_H: f64 = 10.0;
+const VOICE_H: f64 = 10.0;
 const LANE_GAP: f64 = 8.0;
 
 /// Formats a coordinate without noise.
@@ -163,7 +163,9 @@ impl Page<'_> {
         d.insert("seq".into(), json!(seq));
         d.insert(
             "ts".into(),
-            self.t.ts_at(seq).map_or(Value::Null, |ts| json!(format_ts(ts))),
+            self.t
+                .ts_at(seq)
+                .map_or(Value::Null, |ts| json!(format_ts(ts))),
         );
         d.append(&mut fields);
         self.details.push(Value::Object(d));
@@ -242,14 +244,13 @@ fn axis(p: &mut Page, height: f64) {
     while seq <= last && ticks < 200 {
         ticks += 1;
         let x = p.s.x(seq);
-        let time = p
-            .t
-            .ts_at(seq)
-            .map(|ts| {
-                let f = format_ts(ts);
-                f.get(11..19).unwrap_or(&f).to_string()
-            })
-            .unwrap_or_default();
+        let time =
+            p.t.ts_at(seq)
+                .map(|ts| {
+                    let f = format_ts(ts);
+                    f.get(11..19).unwrap_or(&f).to_string()
+                })
+                .unwrap_or_default();
         let _ = write!(
             p.plot,
             r#"<line class="grid" x1="{x}" x2="{x}" y1="{}" y2="{}"/><text class="m" x="{x}" y="13" text-anchor="middle">{seq}</text><text class="m" x="{x}" y="27" text-anchor="middle">{}</text>"#,
@@ -458,7 +459,10 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
                 ("outcome", opt(&r.outcome)),
                 ("start_seq", json!(r.start_seq)),
                 ("end_seq", opt(&r.end_seq)),
-                ("ended_at", opt(&r.end_seq.and_then(|s| t.ts_at(s)).map(format_ts))),
+                (
+                    "ended_at",
+                    opt(&r.end_seq.and_then(|s| t.ts_at(s)).map(format_ts)),
+                ),
                 ("interval_open_seq", opt(&r.interval_open_seq)),
                 ("protocol_error", opt(&r.protocol_error)),
                 ("model_calls", json!(r.model_calls)),
@@ -491,11 +495,7 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
     // Calls: model calls, tool calls, errors, on one row of marks.
     p.label(y, MARK_H, "model · tool · error", indent + 10.0, "m");
     let mid = y + MARK_H / 2.0;
-    let models: Vec<_> = t
-        .model_calls
-        .iter()
-        .filter(|m| m.session == sid)
-        .collect();
+    let models: Vec<_> = t.model_calls.iter().filter(|m| m.session == sid).collect();
     if model_bins {
         let bin = p.s.bin_seqs();
         let mut bins: BTreeMap<i64, Vec<&super::ModelCall>> = BTreeMap::new();
@@ -579,7 +579,10 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
                 ("name", opt(&c.name)),
                 ("call_id", opt(&c.call_id)),
                 ("status", opt(&c.status)),
-                ("detail", opt(&c.detail.as_deref().map(|d| truncate(d, 240)))),
+                (
+                    "detail",
+                    opt(&c.detail.as_deref().map(|d| truncate(d, 240))),
+                ),
                 (
                     "arguments",
                     opt(&c.arguments.as_deref().map(|a| truncate(a, 240))),
@@ -613,7 +616,10 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
                 ("turn", opt(&e.turn.as_deref())),
                 ("source", json!(e.source)),
                 ("code", opt(&e.code)),
-                ("message", opt(&e.message.as_deref().map(|m| truncate(m, 240)))),
+                (
+                    "message",
+                    opt(&e.message.as_deref().map(|m| truncate(m, 240))),
+                ),
                 ("http_status", opt(&e.http_status)),
                 ("retryable_recorded", json!(e.retryable)),
                 ("retryable_expected", opt(&e.retryable_expected)),
@@ -664,7 +670,13 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
             .map(|c| (c.open_seq, c.close_seq.unwrap_or(last)))
             .collect();
         let (rows, nrows) = stack(&spans);
-        p.label(y, CB_H * nrows as f64, "callbacks", indent + 10.0, "m");
+        p.label(
+            y,
+            CB_H.max(CB_H * nrows as f64 / 2.0),
+            "callbacks",
+            indent + 10.0,
+            "m small",
+        );
         for ((c, &(from, to)), row) in cbs.iter().zip(&spans).zip(rows) {
             let i = p.detail(
                 "callback",
@@ -709,15 +721,13 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
             .iter()
             .filter(|e| e.session == lane && e.voice == v)
         {
-            let b = bins
-                .entry(p.s.bin_of(e.seq))
-                .or_insert((e.seq, 0));
+            let b = bins.entry(p.s.bin_of(e.seq)).or_insert((e.seq, 0));
             b.1 += 1;
         }
         if bins.is_empty() {
             continue;
         }
-        p.label(y - 2.0, VOICE_H + 4.0, v.name(), indent + 10.0, "m small");
+        p.label(y - 1.0, VOICE_H, v.name(), indent + 10.0, "m small");
         let max = bins.values().map(|b| b.1).max().unwrap_or(1) as f64;
         for (b, (from, count)) in bins {
             let i = p.detail(
@@ -735,9 +745,9 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
                 r#"<rect class="tl-voice v-{}" data-seq="{from}" data-count="{count}" data-i="{i}" x="{}" y="{}" width="{}" height="{}" fill-opacity="{}"/>"#,
                 v.name(),
                 n(p.s.bin_x(b)),
-                n(y),
+                n(y + 1.5),
                 n((bin as f64 * p.s.px).max(MIN_BAR) - 0.5),
-                n(VOICE_H - 1.0),
+                n(VOICE_H - 3.0),
                 n(0.3 + 0.7 * count as f64 / max),
             );
         }
@@ -881,11 +891,7 @@ pub fn render_page(t: &Timeline, opts: &PageOptions) -> String {
             escape(text)
         );
     }
-    let _ = write!(
-        out,
-        r#"<h1>Agent <code>{}</code></h1>"#,
-        escape(&t.root)
-    );
+    let _ = write!(out, r#"<h1>Agent <code>{}</code></h1>"#, escape(&t.root));
     if let Some(note) = &opts.note {
         let _ = write!(out, r#"<p class="note why">{}</p>"#, escape(note));
     }

@@ -124,9 +124,12 @@ const whCounts = counts(["--warehouse", wh]);
 const longCounts = counts([longLog]);
 const caseCounts = counts([caseLog]);
 
-const browser = await chromium.launch({
+// A fresh profile folder (Playwright passes it as --user-data-dir).
+const profile = fs.mkdtempSync(path.join(work, "profile-"));
+const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
+  viewport: { width: 1400, height: 900 },
   args: [
     "--headless",
     "--no-sandbox",
@@ -136,10 +139,8 @@ const browser = await chromium.launch({
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    `--user-data-dir=${fs.mkdtempSync(path.join(work, "profile-"))}`,
   ],
 });
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
 const leaks = [];
 await context.route("**/*", (route) => {
   const url = route.request().url();
@@ -147,7 +148,7 @@ await context.route("**/*", (route) => {
   leaks.push(url);
   return route.abort();
 });
-const page = await context.newPage();
+const page = context.pages()[0] ?? (await context.newPage());
 const consoleErrors = [];
 page.on("console", (m) => {
   if (m.type() === "error") consoleErrors.push(`${page.url()}: ${m.text()}`);
@@ -263,7 +264,7 @@ if (shot) {
 await page.goto(pathToFileURL(longPage).href);
 await page.screenshot({ path: path.join(docs, "timeline-long.png") });
 
-await browser.close();
+await context.close();
 check(consoleErrors.length === 0, `console errors: ${consoleErrors.join("; ")}`);
 check(leaks.length === 0, `requests left the page: ${leaks.join(", ")}`);
 if (failures.length) {

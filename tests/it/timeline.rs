@@ -35,7 +35,12 @@ fn attrs(tag: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut rest = tag;
     while let Some(eq) = rest.find("=\"") {
-        let name = rest[..eq].rsplit(' ').next().unwrap_or("").trim().to_string();
+        let name = rest[..eq]
+            .rsplit(' ')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         let after = &rest[eq + 2..];
         let Some(end) = after.find('"') else { break };
         out.insert(name, unescape(&after[..end]));
@@ -85,7 +90,11 @@ fn elements(html: &str) -> Vec<El> {
 
 /// The page's details (the JSON its script reads).
 fn details(html: &str) -> Vec<Value> {
-    let data = between(html, r#"<script type="application/json" id="tl-data">"#, "</script>");
+    let data = between(
+        html,
+        r#"<script type="application/json" id="tl-data">"#,
+        "</script>",
+    );
     serde_json::from_str(data).expect("details are JSON")
 }
 
@@ -98,12 +107,42 @@ fn of_class<'a>(els: &'a [El], class: &str) -> Vec<&'a El> {
 /// The agent's rows of the loaded tables.
 fn rows_of(d: &Derived, root: &str) -> Derived {
     Derived {
-        intervals: d.intervals.iter().filter(|r| r.root.as_str() == root).cloned().collect(),
-        turns: d.turns.iter().filter(|r| r.root.as_str() == root).cloned().collect(),
-        errors: d.errors.iter().filter(|r| r.root.as_str() == root).cloned().collect(),
-        tool_calls: d.tool_calls.iter().filter(|r| r.root.as_str() == root).cloned().collect(),
-        callbacks: d.callbacks.iter().filter(|r| r.root.as_str() == root).cloned().collect(),
-        runs: d.runs.iter().filter(|r| r.root.as_str() == root).cloned().collect(),
+        intervals: d
+            .intervals
+            .iter()
+            .filter(|r| r.root.as_str() == root)
+            .cloned()
+            .collect(),
+        turns: d
+            .turns
+            .iter()
+            .filter(|r| r.root.as_str() == root)
+            .cloned()
+            .collect(),
+        errors: d
+            .errors
+            .iter()
+            .filter(|r| r.root.as_str() == root)
+            .cloned()
+            .collect(),
+        tool_calls: d
+            .tool_calls
+            .iter()
+            .filter(|r| r.root.as_str() == root)
+            .cloned()
+            .collect(),
+        callbacks: d
+            .callbacks
+            .iter()
+            .filter(|r| r.root.as_str() == root)
+            .cloned()
+            .collect(),
+        runs: d
+            .runs
+            .iter()
+            .filter(|r| r.root.as_str() == root)
+            .cloned()
+            .collect(),
         agents: Vec::new(),
     }
 }
@@ -142,26 +181,36 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
     let det = details(&html);
     let rows = rows_of(&loaded.derived, root);
     let lanes: Vec<String> = t.sessions.iter().map(|s| s.id.clone()).collect();
-    let mut cmp = |what: &str, got: Vec<(Option<String>, i64)>, want: Vec<(Option<String>, i64)>| {
-        if got != want {
-            problems.push(format!("{root}: {what}: drawn {got:?}, rows {want:?}"));
-        }
-    };
+    let mut cmp =
+        |what: &str, got: Vec<(Option<String>, i64)>, want: Vec<(Option<String>, i64)>| {
+            if got != want {
+                problems.push(format!("{root}: {what}: drawn {got:?}, rows {want:?}"));
+            }
+        };
     let s = |x: &runlog::event::Id| Some(x.to_string());
     cmp(
         "turns",
         drawn(&els, "tl-turn"),
-        expected(&lanes, rows.turns.iter().map(|r| (s(&r.session), r.start_seq))),
+        expected(
+            &lanes,
+            rows.turns.iter().map(|r| (s(&r.session), r.start_seq)),
+        ),
     );
     cmp(
         "tool calls",
         drawn(&els, "tl-tool"),
-        expected(&lanes, rows.tool_calls.iter().map(|r| (s(&r.session), r.seq))),
+        expected(
+            &lanes,
+            rows.tool_calls.iter().map(|r| (s(&r.session), r.seq)),
+        ),
     );
     cmp(
         "callbacks",
         drawn(&els, "tl-callback"),
-        expected(&lanes, rows.callbacks.iter().map(|r| (s(&r.session), r.open_seq))),
+        expected(
+            &lanes,
+            rows.callbacks.iter().map(|r| (s(&r.session), r.open_seq)),
+        ),
     );
     cmp(
         "errors",
@@ -182,7 +231,13 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
     // Turn bars are coloured by the row's state; open callbacks are marked open.
     let states: Vec<String> = of_class(&els, "tl-turn")
         .iter()
-        .map(|e| e.classes.iter().find(|c| c.starts_with("st-")).cloned().unwrap_or_default())
+        .map(|e| {
+            e.classes
+                .iter()
+                .find(|c| c.starts_with("st-"))
+                .cloned()
+                .unwrap_or_default()
+        })
         .collect();
     let mut want_turns: Vec<_> = rows.turns.iter().collect();
     want_turns.sort_by_key(|r| {
@@ -193,23 +248,38 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
     });
     let want_states: Vec<String> = want_turns
         .iter()
-        .map(|r| format!("st-{}", r.state.unwrap_or("protocol_error").to_ascii_lowercase()))
+        .map(|r| {
+            format!(
+                "st-{}",
+                r.state.unwrap_or("protocol_error").to_ascii_lowercase()
+            )
+        })
         .collect();
     if states != want_states {
-        problems.push(format!("{root}: turn states {states:?}, rows {want_states:?}"));
+        problems.push(format!(
+            "{root}: turn states {states:?}, rows {want_states:?}"
+        ));
     }
     let open_cbs = of_class(&els, "tl-callback")
         .iter()
         .filter(|e| e.classes.iter().any(|c| c == "tl-open"))
         .count();
-    let want_open = rows.callbacks.iter().filter(|c| c.close_seq.is_none()).count();
+    let want_open = rows
+        .callbacks
+        .iter()
+        .filter(|c| c.close_seq.is_none())
+        .count();
     if open_cbs != want_open {
-        problems.push(format!("{root}: {open_cbs} open callbacks drawn, {want_open} in rows"));
+        problems.push(format!(
+            "{root}: {open_cbs} open callbacks drawn, {want_open} in rows"
+        ));
     }
     let provisional = of_class(&els, "tl-provisional").len();
     let want_prov = rows.runs.iter().filter(|r| r.provisional_tail).count();
     if provisional != want_prov {
-        problems.push(format!("{root}: {provisional} provisional tails drawn, {want_prov} in rows"));
+        problems.push(format!(
+            "{root}: {provisional} provisional tails drawn, {want_prov} in rows"
+        ));
     }
     // Model calls and voices: every event counted once, singly or in a bin.
     let model_events: Vec<i64> = events
@@ -220,13 +290,18 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
     let models = of_class(&els, "tl-model");
     let counted: i64 = models.iter().map(|e| e.count).sum();
     if counted != model_events.len() as i64 {
-        problems.push(format!("{root}: {counted} model calls drawn, {} events", model_events.len()));
+        problems.push(format!(
+            "{root}: {counted} model calls drawn, {} events",
+            model_events.len()
+        ));
     }
     if models.iter().all(|e| e.count == 1) {
         let mut seqs: Vec<i64> = models.iter().map(|e| e.seq).collect();
         seqs.sort_unstable();
         if seqs != model_events {
-            problems.push(format!("{root}: model calls at {seqs:?}, events at {model_events:?}"));
+            problems.push(format!(
+                "{root}: model calls at {seqs:?}, events at {model_events:?}"
+            ));
         }
     }
     let voice_events = events
@@ -242,13 +317,18 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
         .count() as i64;
     let voices: i64 = of_class(&els, "tl-voice").iter().map(|e| e.count).sum();
     if voices != voice_events {
-        problems.push(format!("{root}: {voices} voice events drawn, {voice_events} events"));
+        problems.push(format!(
+            "{root}: {voices} voice events drawn, {voice_events} events"
+        ));
     }
     // Every element's details are its own: same seq, and the element's kind.
     for e in &els {
         let d = &det[e.i];
         if d["seq"].as_i64() != Some(e.seq) {
-            problems.push(format!("{root}: element at seq {} has details of {}", e.seq, d["seq"]));
+            problems.push(format!(
+                "{root}: element at seq {} has details of {}",
+                e.seq, d["seq"]
+            ));
         }
         let kind = d["kind"].as_str().unwrap_or("");
         let want = match e.classes[0].as_str() {
@@ -263,7 +343,10 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
             other => other,
         };
         if !kind.contains(want) {
-            problems.push(format!("{root}: a {} element has details of a {kind}", e.classes[0]));
+            problems.push(format!(
+                "{root}: a {} element has details of a {kind}",
+                e.classes[0]
+            ));
         }
     }
     problems
@@ -351,7 +434,10 @@ fn long_agent(intervals: usize, calls: usize) -> String {
                 "long",
                 Some(&t),
                 "model/end",
-                &format!(r#"{{"usage":{{"input_tokens":{},"output_tokens":7}}}}"#, 100 + c),
+                &format!(
+                    r#"{{"usage":{{"input_tokens":{},"output_tokens":7}}}}"#,
+                    100 + c
+                ),
             );
         }
         push(
@@ -360,7 +446,12 @@ fn long_agent(intervals: usize, calls: usize) -> String {
             "tool/call",
             &format!(r#"{{"call_id":"c{k}","name":"search","arguments":{{"q":"x"}}}}"#),
         );
-        push("long", Some(&t), "tool/result", &format!(r#"{{"call_id":"c{k}","status":"ok"}}"#));
+        push(
+            "long",
+            Some(&t),
+            "tool/result",
+            &format!(r#"{{"call_id":"c{k}","status":"ok"}}"#),
+        );
         push(
             "long",
             Some(&t),
@@ -387,8 +478,15 @@ fn long_agent_bins_model_calls_and_stays_small() {
     assert!(html.len() < 5_000_000, "page of {} bytes", html.len());
     let els = elements(&html);
     let bins = of_class(&els, "tl-bin");
-    assert!(!bins.is_empty() && bins.len() < 2_500, "{} model bins", bins.len());
-    assert!(html.contains("model calls are more than"), "the page says it binned");
+    assert!(
+        !bins.is_empty() && bins.len() < 2_500,
+        "{} model bins",
+        bins.len()
+    );
+    assert!(
+        html.contains("model calls are more than"),
+        "the page says it binned"
+    );
 }
 
 #[test]
@@ -412,7 +510,8 @@ fn page_file_names_are_safe_and_distinct() {
     for n in &names {
         assert!(!n.is_empty() && n.len() <= 120, "{n}");
         assert!(
-            n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
             "{n}"
         );
     }
@@ -475,30 +574,49 @@ fn links(index: &str) -> Vec<(String, String)> {
 fn html_dir_links_every_notable_agent_up_to_the_cap() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 150, 11, 0.08);
-    let loaded = runlog::load(&[log.clone()], &Default::default()).expect("load");
+    let loaded = runlog::load(std::slice::from_ref(&log), &Default::default()).expect("load");
     let want = notable_roots(&loaded.derived);
     assert!(want.len() > 8, "only {} notable agents", want.len());
     let log = log.to_str().unwrap();
 
     // No cap reached: every notable agent is linked, each page exists and links back.
     let dir = tmp.path().join("all");
-    runlog_bin(&["report", log, "--html-dir", dir.to_str().unwrap(), "--quiet"]);
+    runlog_bin(&[
+        "report",
+        log,
+        "--html-dir",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ]);
     let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let got = links(&index);
     let roots: BTreeSet<String> = got.iter().map(|(_, r)| r.clone()).collect();
     assert_eq!(roots, want);
     assert_eq!(got.len(), want.len(), "each agent linked once");
-    assert!(index.contains(r#"data-section="finish_reasons""#), "the report is there");
+    assert!(
+        index.contains(r#"data-section="finish_reasons""#),
+        "the report is there"
+    );
     for (href, root) in &got {
-        let page = std::fs::read_to_string(dir.join(href)).unwrap_or_else(|e| panic!("{href}: {e}"));
-        assert!(page.contains(r#"href="../index.html#s-notable""#), "{href} links back");
+        let page =
+            std::fs::read_to_string(dir.join(href)).unwrap_or_else(|e| panic!("{href}: {e}"));
+        assert!(
+            page.contains(r#"href="../index.html#s-notable""#),
+            "{href} links back"
+        );
         assert!(page.contains(&format!("<code>{}</code>", runlog::html::escape(root))));
     }
 
     // A cap of 5: the five most serious are linked, and the page says where it cut.
     let dir = tmp.path().join("five");
     runlog_bin(&[
-        "report", log, "--html-dir", dir.to_str().unwrap(), "--max-pages", "5", "--quiet",
+        "report",
+        log,
+        "--html-dir",
+        dir.to_str().unwrap(),
+        "--max-pages",
+        "5",
+        "--quiet",
     ]);
     let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let got = links(&index);
@@ -515,15 +633,27 @@ fn html_dir_links_every_notable_agent_up_to_the_cap() {
 fn replay_html_writes_the_page_from_logs_and_from_a_warehouse() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 5, 2, 0.0);
-    let loaded = runlog::load(&[log.clone()], &Default::default()).expect("load");
+    let loaded = runlog::load(std::slice::from_ref(&log), &Default::default()).expect("load");
     let root = loaded.ingested.agents[0].root.to_string();
     let (log, wh) = (log.to_str().unwrap(), tmp.path().join("wh"));
     let from_logs = tmp.path().join("a.html");
-    runlog_bin(&["replay", log, "--root", &root, "--html", from_logs.to_str().unwrap()]);
+    runlog_bin(&[
+        "replay",
+        log,
+        "--root",
+        &root,
+        "--html",
+        from_logs.to_str().unwrap(),
+    ]);
     runlog_bin(&["ingest", log, "--warehouse", wh.to_str().unwrap()]);
     let from_wh = tmp.path().join("b.html");
     runlog_bin(&[
-        "replay", "--warehouse", wh.to_str().unwrap(), "--root", &root, "--html",
+        "replay",
+        "--warehouse",
+        wh.to_str().unwrap(),
+        "--root",
+        &root,
+        "--html",
         from_wh.to_str().unwrap(),
     ]);
     let (a, b) = (
@@ -534,7 +664,49 @@ fn replay_html_writes_the_page_from_logs_and_from_a_warehouse() {
     let a_els = elements(&a);
     assert_eq!(
         of_class(&a_els, "tl-turn").len(),
-        loaded.derived.turns.iter().filter(|t| t.root.as_str() == root).count()
+        loaded
+            .derived
+            .turns
+            .iter()
+            .filter(|t| t.root.as_str() == root)
+            .count()
     );
-    assert!(!a.contains("<link") && !a.contains(" src="), "nothing loaded from elsewhere");
+    assert!(
+        !a.contains("<link") && !a.contains(" src="),
+        "nothing loaded from elsewhere"
+    );
+}
+
+#[test]
+fn strings_from_the_log_cannot_break_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("evil.jsonl");
+    let root = r#"r<b>\"&'"#;
+    let lines = [
+        r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"ROOT","session":"ROOT","type":"inbox/receipt","data":{}}"#,
+        r#"{"seq":2,"ts":"2026-11-03T10:00:01Z","root":"ROOT","session":"ROOT","turn":"<i>t","type":"turn/start","data":{}}"#,
+        r#"{"seq":3,"ts":"2026-11-03T10:00:02Z","root":"ROOT","session":"ROOT","turn":"<i>t","type":"tool/call","data":{"call_id":"c","name":"</script><b>x</b>","arguments":{"q":"</script>"}}}"#,
+        r#"{"seq":4,"ts":"2026-11-03T10:00:03Z","root":"ROOT","session":"ROOT","turn":"<i>t","type":"turn/end","data":{"reason":{"kind":"completed"},"text":"<!-- </script>"}}"#,
+    ];
+    let text: String = lines
+        .iter()
+        .map(|l| l.replace("ROOT", root) + "\n")
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    let loaded = runlog::load(&[log], &Default::default()).expect("load");
+    let a = &loaded.ingested.agents[0];
+    let html = render_page(&build(&a.root, &a.events), &PageOptions::default());
+    assert!(
+        !html.contains("<b>x") && !html.contains("<i>t"),
+        "data is escaped"
+    );
+    assert_eq!(
+        html.matches("</script>").count(),
+        2,
+        "only the page's scripts end"
+    );
+    let det = details(&html);
+    let tool = det.iter().find(|d| d["kind"] == "tool call").expect("tool");
+    assert_eq!(tool["name"], "</script><b>x</b>");
+    assert!(check_agent(&loaded, &a.root, &a.events).is_empty());
 }
