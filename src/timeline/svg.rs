@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::{DrawnVoice, Timeline};
 use crate::event::format_ts;
-use crate::html::escape;
+use crate::html::{escape, n, truncate};
 
 /// Options of one page.
 #[derive(Debug, Clone, Default)]
@@ -53,16 +53,6 @@ const MARK_H: f64 = 16.0;
 const CB_H: f64 = 10.0;
 const VOICE_H: f64 = 10.0;
 const LANE_GAP: f64 = 8.0;
-
-/// Formats a coordinate without noise.
-fn n(x: f64) -> String {
-    let r = (x * 10.0).round() / 10.0;
-    if r.fract() == 0.0 {
-        format!("{}", r as i64)
-    } else {
-        format!("{r:.1}")
-    }
-}
 
 /// A class-safe token of a value (`Completed` → `completed`, `max tokens` → `max_tokens`).
 fn token(s: &str) -> String {
@@ -199,17 +189,6 @@ impl Page<'_> {
             n(y + h / 2.0 + 4.0),
             escape(&truncate(text, chars))
         );
-    }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    let max = max.max(2);
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max - 1).collect();
-        t.push('…');
-        t
     }
 }
 

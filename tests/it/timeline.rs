@@ -12,6 +12,8 @@ use runlog::timeline::{build, page_file_name, render_page, PageOptions};
 use runlog::{Derived, Loaded};
 use serde_json::Value;
 
+use crate::html::unescape;
+
 /// One drawn element: its classes, lane (session), `data-seq`, `data-count`, `data-i`.
 #[derive(Debug, Clone)]
 struct El {
@@ -20,14 +22,6 @@ struct El {
     seq: i64,
     count: i64,
     i: usize,
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
 }
 
 /// The attributes of a tag's text (after its name), unescaped.
