@@ -116,8 +116,8 @@ pub struct Timeline {
     pub voices: Vec<VoiceEvent>,
     /// (seq, ts) of every event, in seq order: the time of any cursor.
     pub times: Vec<(i64, i64)>,
-    /// The state record of the event's turn as of its cursor, for every event that may
-    /// anchor an element (not deltas, progress or logs).
+    /// The state record of the event's turn as of its cursor, at every event that anchors
+    /// an element of a turn (model and tool calls, callbacks, errors).
     pub states: HashMap<i64, Value>,
     /// Each turn's state record as of the last event, one per row of `derived.turns`.
     pub final_states: Vec<Value>,
@@ -178,20 +178,17 @@ pub fn build(root: &str, events: &[Event]) -> Timeline {
         if let Some(v) = DrawnVoice::of(Voice::of_kind(kind, &ev.kind)) {
             voices_raw.push((seq, ev.session.to_string(), v));
         }
-        match kind {
-            Kind::TextDelta
-            | Kind::ReasoningDelta
-            | Kind::Progress
-            | Kind::Log
-            | Kind::ToolResult
-            | Kind::Other => {}
-            _ => {
-                if let Some(t) = a.turn {
-                    let mut rec = r.state_record(t, Some(ev.seq));
-                    shorten(&mut rec);
-                    states.insert(seq, rec);
-                }
-            }
+        // Only at the events that anchor an element of a turn (a model call, a tool call,
+        // a callback, an error): a long agent's other events would hold many records
+        // nothing shows.
+        if let (
+            Kind::ModelEnd | Kind::ToolCall | Kind::CallbackOpen | Kind::TurnEnd | Kind::RunFailed,
+            Some(t),
+        ) = (kind, a.turn)
+        {
+            let mut rec = r.state_record(t, Some(ev.seq));
+            shorten(&mut rec);
+            states.insert(seq, rec);
         }
         match kind {
             Kind::ModelEnd => {

@@ -336,6 +336,21 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
             "tl-voice" => "events (bin)",
             other => other,
         };
+        // An element of a turn carries the turn's state record as of its own cursor.
+        if matches!(
+            e.classes[0].as_str(),
+            "tl-tool" | "tl-callback" | "tl-model"
+        ) && d["turn"].is_string()
+            && e.count == 1
+        {
+            let rec = &d["state_record"];
+            if rec["cursor"] != Value::String(e.seq.to_string()) || rec["turn_id"] != d["turn"] {
+                problems.push(format!(
+                    "{root}: {} at seq {}: state record {rec}",
+                    e.classes[0], e.seq
+                ));
+            }
+        }
         if !kind.contains(want) {
             problems.push(format!(
                 "{root}: a {} element has details of a {kind}",
