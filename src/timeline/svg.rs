@@ -6,9 +6,9 @@
 //! Every drawn element carries a class per kind (`tl-turn`, `tl-interval`, `tl-run`,
 //! `tl-tool`, `tl-callback`, `tl-error`, `tl-model`, `tl-voice`), `data-seq` (the seq it
 //! starts at) and `data-i` (its entry in the page's details). Rows of the tables are drawn
-//! one element each, in seq order; model calls and voice events, the many, are drawn one
-//! each up to a budget and in bins past it (`tl-bin`, with `data-count`): nothing is left
-//! out, and the page says how it aggregated.
+//! one element each, in seq order, in their session's lane (`g.tl-lane`); the many — voice
+//! events always, model calls and tool calls past a budget — are drawn in bins (`tl-bin`,
+//! with `data-count`): nothing is left out, and the page says how it aggregated.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::{DrawnVoice, Timeline};
 use crate::event::format_ts;
 use crate::html::{escape, n, truncate};
+use crate::reduce::ToolCallRow;
 
 /// Options of one page.
 #[derive(Debug, Clone, Default)]
@@ -41,9 +42,12 @@ const MIN_BAR: f64 = 2.0;
 const MIN_BIN_PX: f64 = 4.0;
 /// Model calls of an agent drawn one each up to this many; past it, binned.
 pub const MAX_MODEL_MARKS: usize = 2000;
+/// Tool calls of an agent drawn one each up to this many; past it, binned (the page
+/// stays under 5 MB: each element costs ~100 bytes of SVG and more of details).
+pub const MAX_TOOL_MARKS: usize = 5000;
 /// The details of every element stay under this many bytes: past it, state records are
 /// left out of the details (the page says so).
-const MAX_DETAIL_BYTES: usize = 3_000_000;
+const MAX_DETAIL_BYTES: usize = 2_500_000;
 /// Overlapping bars stack up to this many rows; more overlap on the last.
 const MAX_STACK: usize = 4;
 
@@ -369,7 +373,13 @@ struct LaneRows {
     turns_y: f64,
 }
 
-fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRows) {
+fn lane(
+    p: &mut Page,
+    lane: usize,
+    mut y: f64,
+    model_bins: bool,
+    tool_bins: bool,
+) -> (f64, LaneRows) {
     let t = p.t;
     let session = &t.sessions[lane];
     let sid = session.id.as_str();
@@ -548,6 +558,52 @@ fn lane(p: &mut Page, lane: usize, mut y: f64, model_bins: bool) -> (f64, LaneRo
         .collect();
     tools.sort_by_key(|c| c.seq);
     let r = (MARK_H / 2.0 - 1.5).min(6.0);
+    if tool_bins {
+        let bin = p.s.bin_seqs();
+        let mut bins: BTreeMap<i64, Vec<&ToolCallRow>> = BTreeMap::new();
+        for c in &tools {
+            bins.entry(p.s.bin_of(c.seq)).or_default().push(c);
+        }
+        for (b, cs) in bins {
+            let from = cs[0].seq;
+            let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
+            for c in &cs {
+                *statuses
+                    .entry(c.status.as_deref().unwrap_or("(no result)"))
+                    .or_default() += 1;
+            }
+            let worst = if cs
+                .iter()
+                .any(|c| tool_class(c.status.as_deref()) == "ts-bad")
+            {
+                "ts-bad"
+            } else {
+                tool_class(cs[0].status.as_deref())
+            };
+            let i = p.detail(
+                "tool calls (bin)",
+                from,
+                fields(vec![
+                    ("session", json!(sid)),
+                    ("count", json!(cs.len())),
+                    ("first_seq", json!(from)),
+                    ("last_seq", json!(cs[cs.len() - 1].seq)),
+                    ("bin_seqs", json!(bin)),
+                    ("statuses", json!(statuses)),
+                ]),
+            );
+            let _ = write!(
+                p.plot,
+                r#"<rect class="tl-tool tl-bin {worst}" data-seq="{from}" data-count="{}" data-i="{i}" x="{}" y="{}" width="{}" height="{}"/>"#,
+                cs.len(),
+                n(p.s.bin_x(b)),
+                n(mid - r),
+                n((bin as f64 * p.s.px).max(MIN_BAR) - 0.5),
+                n(2.0 * r)
+            );
+        }
+        tools.clear();
+    }
     for c in tools {
         let i = p.detail(
             "tool call",
@@ -802,6 +858,7 @@ pub fn render_page(t: &Timeline, opts: &PageOptions) -> String {
         details: Vec::new(),
     };
     let model_bins = t.model_calls.len() > MAX_MODEL_MARKS;
+    let tool_bins = t.derived.tool_calls.len() > MAX_TOOL_MARKS;
     // Rows first (their height decides the axis' grid lines), into the plot after the axis.
     let mut y = AXIS_H;
     intervals(&mut p, y);
@@ -813,7 +870,7 @@ pub fn render_page(t: &Timeline, opts: &PageOptions) -> String {
     y += LANE_GAP;
     let mut lanes = Vec::with_capacity(t.sessions.len());
     for k in 0..t.sessions.len() {
-        let (next, rows) = lane(&mut p, k, y, model_bins);
+        let (next, rows) = lane(&mut p, k, y, model_bins, tool_bins);
         lanes.push(rows);
         y = next;
     }
@@ -839,15 +896,34 @@ pub fn render_page(t: &Timeline, opts: &PageOptions) -> String {
     p.plot.push_str(&body);
 
     // The details, as JSON in the page (every `<` escaped, so no text ends the script).
-    let mut stripped = false;
+    // Past the budget, details lose first the state records, then long texts, then all
+    // but what locates the element in the tables (the page says which).
+    let mut reduced = 0;
     let mut data = serde_json::to_string(&p.details).unwrap_or_else(|_| "[]".into());
-    if data.len() > MAX_DETAIL_BYTES {
+    while data.len() > MAX_DETAIL_BYTES && reduced < 3 {
+        reduced += 1;
         for d in &mut p.details {
             if let Value::Object(o) = d {
-                o.remove("state_record");
+                match reduced {
+                    1 => {
+                        o.remove("state_record");
+                    }
+                    2 => {
+                        o.retain(|_, v| !v.is_null());
+                        for v in o.values_mut() {
+                            if let Value::String(s) = v {
+                                if s.chars().count() > 40 {
+                                    *s = truncate(s, 40);
+                                }
+                            }
+                        }
+                    }
+                    _ => o.retain(|k, _| {
+                        matches!(k.as_str(), "kind" | "seq" | "count" | "session" | "turn")
+                    }),
+                }
             }
         }
-        stripped = true;
         data = serde_json::to_string(&p.details).unwrap_or_else(|_| "[]".into());
     }
     let data = data.replace('<', "\\u003c");
@@ -916,11 +992,24 @@ pub fn render_page(t: &Timeline, opts: &PageOptions) -> String {
         },
         if bin == 1 { "" } else { "s" }
     );
-    if stripped {
+    if reduced > 0 {
+        let what = match reduced {
+            1 => "without their state records",
+            2 => "without state records, texts cut at 40 characters",
+            _ => "as kind, seq, session and turn only",
+        };
         let _ = write!(
             out,
-            r#"<p class="note stripped">The elements are too many for their state records to stay on the page under {} MB: details show each element's row without it (<code>runlog replay --root ID --at SEQ</code> prints any of them).</p>"#,
-            MAX_DETAIL_BYTES / 1_000_000
+            r#"<p class="note stripped">The elements are too many for all their details to stay on the page under {} MB: details show each element {what} (<code>runlog query</code> has the rows, <code>runlog replay --root ID --at SEQ</code> the state records).</p>"#,
+            MAX_DETAIL_BYTES as f64 / 1e6
+        );
+    }
+    if tool_bins {
+        let _ = write!(
+            out,
+            r#"<p class="note binned">Its {} tool calls are more than {MAX_TOOL_MARKS}: they are drawn in bins of {bin} seq{}, each bin's count and statuses in its details.</p>"#,
+            d.tool_calls.len(),
+            if bin == 1 { "" } else { "s" }
         );
     }
     out.push_str(r#"<div class="legend">"#);

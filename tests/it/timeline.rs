@@ -190,14 +190,28 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog::Event]) -> Vec<Str
             rows.turns.iter().map(|r| (s(&r.session), r.start_seq)),
         ),
     );
-    cmp(
-        "tool calls",
-        drawn(&els, "tl-tool"),
-        expected(
-            &lanes,
-            rows.tool_calls.iter().map(|r| (s(&r.session), r.seq)),
-        ),
-    );
+    let tools = of_class(&els, "tl-tool");
+    if tools
+        .iter()
+        .any(|e| e.classes.iter().any(|c| c == "tl-bin"))
+    {
+        // Binned (past the budget): every call counted once.
+        let counted: i64 = tools.iter().map(|e| e.count).sum();
+        cmp(
+            "tool calls counted in bins",
+            vec![(None, counted)],
+            vec![(None, rows.tool_calls.len() as i64)],
+        );
+    } else {
+        cmp(
+            "tool calls",
+            drawn(&els, "tl-tool"),
+            expected(
+                &lanes,
+                rows.tool_calls.iter().map(|r| (s(&r.session), r.seq)),
+            ),
+        );
+    }
     cmp(
         "callbacks",
         drawn(&els, "tl-callback"),
@@ -718,4 +732,48 @@ fn strings_from_the_log_cannot_break_the_page() {
     let tool = det.iter().find(|d| d["kind"] == "tool call").expect("tool");
     assert_eq!(tool["name"], "</script><b>x</b>");
     assert!(check_agent(&loaded, &a.root, &a.events).is_empty());
+}
+
+#[test]
+fn many_tool_calls_are_binned_and_the_page_stays_under_5_mb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("tools.jsonl");
+    let mut text = String::new();
+    let mut seq = 0;
+    let mut line = |kind: &str, data: &str| {
+        seq += 1;
+        text.push_str(&format!(
+            r#"{{"seq":{seq},"ts":"2026-11-03T10:00:00Z","root":"t","session":"t","turn":"a","type":"{kind}","data":{data}}}"#
+        ));
+        text.push('\n');
+    };
+    line("turn/start", "{}");
+    for k in 0..6000 {
+        let call = format!(
+            r#"{{"call_id":"c{k}","name":"grep","arguments":{{"q":"{}"}}}}"#,
+            "x".repeat(200)
+        );
+        line("tool/call", &call);
+        let status = if k % 10 == 0 { "error" } else { "ok" };
+        line(
+            "tool/result",
+            &format!(r#"{{"call_id":"c{k}","status":"{status}"}}"#),
+        );
+    }
+    line("turn/end", r#"{"reason":{"kind":"completed"}}"#);
+    std::fs::write(&log, text).unwrap();
+    let loaded = runlog::load(&[log], &Default::default()).expect("load");
+    let a = &loaded.ingested.agents[0];
+    let problems = check_agent(&loaded, &a.root, &a.events);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let html = render_page(&build(&a.root, &a.events), &PageOptions::default());
+    assert!(html.len() < 5_000_000, "page of {} bytes", html.len());
+    let els = elements(&html);
+    let bins = of_class(&els, "tl-tool");
+    assert!(bins.iter().all(|e| e.classes.iter().any(|c| c == "tl-bin")));
+    assert!(bins.len() < 6000, "{} bins", bins.len());
+    assert!(
+        html.contains("tool calls are more than 5000"),
+        "the page says it binned"
+    );
 }
