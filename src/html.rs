@@ -40,7 +40,7 @@ pub fn escape(s: &str) -> String {
 }
 
 /// Formats a coordinate without noise (`12`, `12.5`).
-fn n(x: f64) -> String {
+pub(crate) fn n(x: f64) -> String {
     let r = (x * 10.0).round() / 10.0;
     if r.fract() == 0.0 {
         format!("{}", r as i64)
@@ -60,7 +60,9 @@ fn tick(v: f64) -> String {
     }
 }
 
-fn truncate(s: &str, max: usize) -> String {
+/// `s` cut to `max` characters (at least 1), the last an ellipsis when cut.
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    let max = max.max(1);
     if s.chars().count() <= max {
         s.to_string()
     } else {

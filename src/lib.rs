@@ -7,7 +7,8 @@
 //! manifest, lock and garbage collection) → [`pipeline`] (the one write path: inputs,
 //! commit mode, memory, `--max-rejects`) → [`query`] / [`report`] (rendered as text, JSON,
 //! Markdown or [`html`]; [`baseline`] compares two reports, testing shifts with
-//! [`stats`]) / [`replay`]. [`engine`] runs the SQL locally or on Ballista;
+//! [`stats`]) / [`replay`] (and its pages, [`timeline`]). [`engine`] runs the SQL locally
+//! or on Ballista;
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
 pub mod baseline;
@@ -23,6 +24,7 @@ pub mod replay;
 pub mod report;
 pub mod stats;
 pub mod store;
+pub mod timeline;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.
 pub use runlog_core::{decode, event, gen, import, ingest, reduce, shard};

@@ -38,6 +38,31 @@ pub async fn events_from_warehouse(dir: &Path, root: &str) -> Result<Vec<Event>>
     Ok(events)
 }
 
+/// Reads the events of several agents from a context's `events` table (a warehouse's, or
+/// one built from logs in memory), each agent's in `seq` order.
+pub async fn events_of_roots(
+    ctx: &SessionContext,
+    roots: &[String],
+) -> Result<std::collections::BTreeMap<String, Vec<Event>>> {
+    let mut out: std::collections::BTreeMap<String, Vec<Event>> = Default::default();
+    if roots.is_empty() {
+        return Ok(out);
+    }
+    let df = ctx
+        .table("events")
+        .await?
+        .filter(col("root").in_list(roots.iter().map(|r| lit(r.as_str())).collect(), false))?;
+    for b in df.collect().await? {
+        for e in batch_to_events(&b)? {
+            out.entry(e.root.to_string()).or_default().push(e);
+        }
+    }
+    for evs in out.values_mut() {
+        evs.sort_by_key(|e| e.seq);
+    }
+    Ok(out)
+}
+
 fn batch_to_events(b: &RecordBatch) -> Result<Vec<Event>> {
     let get = |name: &str| {
         b.column_by_name(name).ok_or_else(|| {

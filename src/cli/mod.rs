@@ -75,6 +75,10 @@ Example: runlog query --warehouse wh --since 2026-11-03 --until 2026-11-04 queri
         after_help = "With --html FILE the report is also written as one self-contained HTML page \
 (inline SVG charts beside the same tables; no scripts, fonts or network) and its path is printed \
 on stderr. The text report still goes to stdout unless --quiet.\n\
+With --html-dir DIR: DIR/index.html is that page plus a section listing the notable agents \
+(protocol errors, runs that died on a delta, unsettled intervals, failed turns, retryable \
+mismatches), each linked to its timeline page DIR/agents/<root>.html (at most --max-pages, \
+default 200; the cap is stated on the page).\n\
 --since/--until restrict the report to a window of time (as for `query`: intervals by opened_at,\n\
 turns by their start, events and errors by ts, tool calls, callbacks and runs by their event's ts,\n\
 agents by overlap; rejects and files have no time and are kept whole: see `runlog query --help`).\n\
@@ -85,6 +89,7 @@ points) and flags significant shifts: a pooled two-proportion z-test per share a
 corrected with Holm's step-down method over all of them, alpha = 0.05. In --format json every\n\
 compared row carries baseline, current, change, p_value, p_holm and significant.\n\
 Example: runlog report sample-logs --html report.html --quiet\n\
+Example: runlog report --warehouse wh --html-dir out --quiet\n\
 Example: runlog report --warehouse new --baseline old --format json\n\
 Example: runlog report --warehouse wh --since 2026-11-08 --baseline-since 2026-11-01 --baseline-until 2026-11-08"
     )]
@@ -93,7 +98,12 @@ Example: runlog report --warehouse wh --since 2026-11-08 --baseline-since 2026-1
     #[command(
         after_help = "Timeline: one JSON object per event, {cursor, type, session, turn, state}.\n\
 Snapshot (--at SEQ): one state record per turn started at or before SEQ.\n\
-Follow (--follow -): reduce events from standard input as they arrive."
+Follow (--follow -): reduce events from standard input as they arrive.\n\
+Page (--html FILE): the agent's whole life on a seq axis as one self-contained HTML page: a \
+lane per session (subagents under the turn that spawned them), turns coloured by state, \
+model calls, tool calls, callbacks, errors, intervals, run attempts and the voices; hover or \
+click an element for its seq, time, row and state record.\n\
+Example: runlog replay --warehouse wh --root s1 --html s1.html"
     )]
     Replay(replay::ReplayArgs),
     /// Write a deterministic, production-like log: same arguments, same bytes.

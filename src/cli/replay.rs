@@ -18,6 +18,10 @@ pub struct ReplayArgs {
     /// Read events from standard input ('-') and print each change at once.
     #[arg(long, value_name = "-", conflicts_with_all = ["root", "at"])]
     pub follow: Option<String>,
+    /// Write the agent's timeline as one self-contained HTML page to FILE (instead of
+    /// printing it as JSON lines).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["at", "follow"])]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: ReplayArgs) -> Result<()> {
@@ -27,6 +31,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         root,
         at,
         follow,
+        html,
     } = args;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -62,6 +67,15 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     };
     if events.is_empty() {
         bail!("no events for root {root:?}");
+    }
+    if let Some(p) = &html {
+        let page = runlog::timeline::render_page(
+            &runlog::timeline::build(&root, &events),
+            &Default::default(),
+        );
+        std::fs::write(p, page).with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("wrote {}", p.display());
+        return Ok(());
     }
     let lines = match at {
         Some(at) => runlog::replay::snapshot(&root, &events, at),

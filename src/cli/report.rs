@@ -14,6 +14,13 @@ pub struct ReportArgs {
     /// Also write the report as a self-contained HTML page with charts to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write DIR/index.html (the --html page, listing the notable agents) and a
+    /// timeline page per notable agent under DIR/agents/.
+    #[arg(long, value_name = "DIR")]
+    pub html_dir: Option<PathBuf>,
+    /// With --html-dir: write timeline pages for at most N notable agents.
+    #[arg(long, value_name = "N", default_value_t = runlog::timeline::drill::DEFAULT_MAX_PAGES)]
+    pub max_pages: usize,
     /// Print nothing on stdout (use with --html).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -31,6 +38,8 @@ pub fn run(args: ReportArgs) -> Result<()> {
         paths,
         format,
         html,
+        html_dir,
+        max_pages,
         quiet,
         window,
         baseline,
@@ -53,6 +62,16 @@ pub fn run(args: ReportArgs) -> Result<()> {
         std::fs::write(p, runlog::html::render_html(&report))
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("wrote {}", p.display());
+    }
+    if let Some(dir) = &html_dir {
+        let opts = runlog::timeline::DrillOptions { max_pages };
+        let w = rt.block_on(runlog::timeline::write_html_dir(&ctx, &report, dir, &opts))?;
+        eprintln!(
+            "wrote {} ({} notable agents, {} timeline pages)",
+            w.index.display(),
+            w.notable,
+            w.pages.len()
+        );
     }
     if quiet {
         return Ok(());

@@ -52,7 +52,9 @@ fn read_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-fn run_case(dir: &Path) -> Result<(), String> {
+/// A case's inputs and the options to read them with (`input.paths`, `input/` or
+/// `input.jsonl`; `input.format`).
+pub(crate) fn case_input(dir: &Path) -> Result<(Vec<PathBuf>, IngestOptions), String> {
     let inputs: Vec<PathBuf> = if dir.join("input.paths").is_file() {
         std::fs::read_to_string(dir.join("input.paths"))
             .unwrap()
@@ -70,6 +72,23 @@ fn run_case(dir: &Path) -> Result<(), String> {
     if let Ok(f) = std::fs::read_to_string(dir.join("input.format")) {
         opts.format = f.trim().parse().map_err(|e: String| e)?;
     }
+    Ok((inputs, opts))
+}
+
+/// Every case folder, sorted.
+pub(crate) fn case_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .expect("tests/cases")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn run_case(dir: &Path) -> Result<(), String> {
+    let (inputs, opts) = case_input(dir)?;
     let loaded = runlog::load(&inputs, &opts).map_err(|e| e.to_string())?;
     let ctx = runlog::query::context_from_batches(loaded.batches().map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
@@ -209,13 +228,7 @@ fn run_case(dir: &Path) -> Result<(), String> {
 
 #[test]
 fn golden_cases() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
-        .expect("tests/cases")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
+    let dirs = case_dirs();
     assert!(!dirs.is_empty(), "no golden cases found");
     let only = std::env::var("RUNLOG_CASE").ok();
     let mut failures = Vec::new();

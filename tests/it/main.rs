@@ -12,3 +12,4 @@ mod html;
 mod queries;
 mod reliability;
 mod shards;
+mod timeline;
