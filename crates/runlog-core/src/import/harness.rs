@@ -105,8 +105,16 @@ pub struct HarnessImporter {
     held: Option<HeldError>,
     /// The line being read (a held event keeps the line it came from).
     line_no: u64,
-    /// Persisted records with a native seq: seq → (line, record, the events it yielded).
-    by_native: HashMap<u64, (u64, Map<String, Value>, Vec<Event>)>,
+    /// Persisted records with a native seq, by that seq.
+    by_native: HashMap<u64, NativeRecord>,
+}
+
+/// A persisted record that carried its native seq: its line, the record and the events it
+/// yielded (a later equal record yields them again; a different one is a conflict).
+struct NativeRecord {
+    line: u64,
+    record: Map<String, Value>,
+    events: Vec<Event>,
 }
 
 impl HarnessImporter {
@@ -299,7 +307,12 @@ impl HarnessImporter {
 
     fn persisted(&mut self, rec: Map<String, Value>, out: &mut Vec<Event>) -> Result<(), String> {
         let explicit = rec.get("seq").and_then(native_seq);
-        if let Some((line, first, events)) = explicit.and_then(|n| self.by_native.get(&n)) {
+        if let Some(NativeRecord {
+            line,
+            record: first,
+            events,
+        }) = explicit.and_then(|n| self.by_native.get(&n))
+        {
             if *first != rec {
                 return Err(format!(
                     "conflicts with the record kept from line {line} (same native seq {}, \
@@ -336,7 +349,15 @@ impl HarnessImporter {
         self.harness_event(&session, rec, base, out);
         if let Some((n, rec)) = kept {
             let events = out[before..].to_vec();
-            self.by_native.insert(n, (self.line_no, rec, events));
+            let line = self.line_no;
+            self.by_native.insert(
+                n,
+                NativeRecord {
+                    line,
+                    record: rec,
+                    events,
+                },
+            );
         }
         Ok(())
     }
