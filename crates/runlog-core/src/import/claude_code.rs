@@ -57,7 +57,7 @@ struct Sess {
     /// The open turn.
     turn: Option<String>,
     msg: Option<Msg>,
-    /// Text and stop reason of the open turn's last message with text / a stop reason.
+    /// Text of the open turn's last message with text, and the last message's stop reason.
     last_text: String,
     last_stop: Option<String>,
     /// Tool calls of the open turn with no result yet.
@@ -67,6 +67,8 @@ struct Sess {
     finished: bool,
     /// The open turn's last output was an API error message Claude Code gave up on.
     failed: Option<Value>,
+    /// The `message.id` of the session's last assistant line.
+    last_msg_id: Option<String>,
     /// A subagent session whose end comes from its parent's Task result (never inferred at
     /// the end of its file).
     agent: bool,
@@ -219,9 +221,10 @@ impl ClaudeCodeImporter {
         if !msg.text.is_empty() {
             sess.last_text = msg.text;
         }
-        if msg.stop_reason.is_some() {
-            sess.last_stop = msg.stop_reason.clone();
-        }
+        // The stop reason of the last message, even none: a final text line whose
+        // `stop_reason` is null (2.x streams one line per block) ends with `end_turn`, not
+        // with an earlier message's `tool_use`.
+        sess.last_stop = msg.stop_reason.clone();
         if msg.stop_reason.as_deref() == Some("tool_use") {
             sess.finished = false;
         }
@@ -354,6 +357,14 @@ impl ClaudeCodeImporter {
         {
             self.flush_msg(out, session);
         }
+        // A new model response: the API answers only once every earlier `tool_use` has its
+        // result, so calls of earlier messages were answered even where the log lacks the
+        // result line (trimmed or lost lines). They no longer keep the turn from finishing.
+        let sess = self.sessions.entry(session.to_string()).or_default();
+        if sess.last_msg_id.as_deref() != Some(id.as_str()) {
+            sess.pending.clear();
+            sess.last_msg_id = Some(id.clone());
+        }
         // Output with no prompt before it (a resumed or continued session): an inferred turn.
         if self.open_turn(session).is_none() {
             let turn = super::id_or(Some(uuid), &format!("{}:{line}", self.rel));
@@ -369,10 +380,18 @@ impl ClaudeCodeImporter {
         }
         let turn = self.open_turn(session);
         let blocks = msg.and_then(|m| m.get("content"));
-        if record.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
-            let text = content_text(blocks);
-            let status = record.get("apiErrorStatus").and_then(Value::as_i64);
-            let err = api_error(&text, record.get("error").and_then(Value::as_str), status);
+        // An API error message, or a provider's error envelope written as the message (a
+        // Bedrock gateway's `{"Output": {"__type": "…#UnknownOperationException"}}` with no
+        // content): the call failed.
+        let envelope = msg.and_then(|m| m.get("Output")).and_then(aws_error);
+        if envelope.is_some()
+            || record.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+        {
+            let err = envelope.unwrap_or_else(|| {
+                let text = content_text(blocks);
+                let status = record.get("apiErrorStatus").and_then(Value::as_i64);
+                api_error(&text, record.get("error").and_then(Value::as_str), status)
+            });
             if let Some(s) = self.sessions.get_mut(session) {
                 s.finished = s.pending.is_empty();
                 s.failed = Some(err.clone());
@@ -866,7 +885,12 @@ fn record_error(record: &Map<String, Value>) -> Value {
     let message = nested
         .iter()
         .rev()
-        .find_map(|v| v.get("message").and_then(Value::as_str))
+        .find_map(|v| {
+            // AWS-style bodies spell it `Message`.
+            v.get("message")
+                .or_else(|| v.get("Message"))
+                .and_then(Value::as_str)
+        })
         .or_else(|| {
             record
                 .get("cause")
@@ -908,6 +932,24 @@ fn coded(mut err: Value) -> Value {
         }
     }
     err
+}
+
+/// An AWS-style error object (`{"__type": "<namespace>#<Name>", "message"|"Message": …}`):
+/// the Error with `<Name>` as raw code. `None` when the object has no `__type`.
+fn aws_error(v: &Value) -> Option<Value> {
+    let ty = v.get("__type").and_then(Value::as_str)?;
+    let raw = ty.rsplit('#').next().unwrap_or(ty);
+    let message = ["message", "Message"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .unwrap_or(raw);
+    Some(coded(error_object(
+        Format::ClaudeCode,
+        Some(raw),
+        message,
+        None,
+        None,
+    )))
 }
 
 /// The text of a `content` value: a string, or its `text` blocks joined.

@@ -309,7 +309,7 @@ impl CodexImporter {
                 let text = pstr("message").or_else(|| pstr("text")).unwrap_or("");
                 let data = with_ts(json!({ "text": text }));
                 self.push_turn(out, ts, kind, data);
-                if ptype == "agent_message" {
+                if ptype == "agent_message" && pstr("phase") != Some("commentary") {
                     self.finished = self.pending_calls.is_empty();
                     self.last_text = Some(text.to_string());
                 }
@@ -449,10 +449,36 @@ impl CodexImporter {
                 self.push_turn(out, ts, "tool/result", data);
             }
         } else {
+            // The assistant's own message is its output too: trimmed rollouts keep it without
+            // the `agent_message` event. A `commentary` message announces more work, so it
+            // does not finish the turn. It stays a `codex:response_item/message` event (the
+            // text is `agent_message`'s, when there is one).
+            if ptype == "message"
+                && get("role").and_then(Value::as_str) == Some("assistant")
+                && get("phase").and_then(Value::as_str) != Some("commentary")
+            {
+                self.finished = self.pending_calls.is_empty();
+                let text = output_text(get("content"));
+                if !text.is_empty() {
+                    self.last_text = Some(text);
+                }
+            }
             let raw = format!("response_item/{ptype}");
             self.unmapped(out, ts, ts_syn, &raw, record);
         }
     }
+}
+
+/// The `output_text` blocks of a `response_item` message, joined.
+fn output_text(content: Option<&Value>) -> String {
+    content
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("")
 }
 
 /// `codex_error_info`: a bare code (`"unauthorized"`) or `{code: {http_status_code}}`.

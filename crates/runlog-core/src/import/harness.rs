@@ -24,6 +24,10 @@
 //! Seqs: a persisted log's header is seq 0 and each event its native seq + 1 (when stripped,
 //! the event's ordinal, a packed row spanning one seq per piece); a capture's seq is its line
 //! ordinal (parent and child seqs restart there), the native seq kept in `data.src_seq`.
+//! A persisted record that repeats an earlier record's native `seq` is a duplicate when equal
+//! to it (its events are yielded again, so ingest counts them as duplicates) and otherwise a
+//! conflict: the first in line order is kept and the later line rejected with the reason
+//! (SEMANTICS.md §1), never renumbered.
 //! Timestamps: `time` (ms) where recorded, else the file start (`createdAt`, else the epoch, or
 //! the last recorded time) plus the seq in µs, flagged `ts_synthetic`.
 //!
@@ -101,6 +105,16 @@ pub struct HarnessImporter {
     held: Option<HeldError>,
     /// The line being read (a held event keeps the line it came from).
     line_no: u64,
+    /// Persisted records with a native seq, by that seq.
+    by_native: HashMap<u64, NativeRecord>,
+}
+
+/// A persisted record that carried its native seq: its line, the record and the events it
+/// yielded (a later equal record yields them again; a different one is a conflict).
+struct NativeRecord {
+    line: u64,
+    record: Map<String, Value>,
+    events: Vec<Event>,
 }
 
 impl HarnessImporter {
@@ -119,6 +133,7 @@ impl HarnessImporter {
             rejected_calls: HashSet::new(),
             held: None,
             line_no: 0,
+            by_native: HashMap::new(),
         }
     }
 
@@ -290,7 +305,30 @@ impl HarnessImporter {
         self.push(out, seq, ts, &id, None, "session/start", data);
     }
 
-    fn persisted(&mut self, rec: Map<String, Value>, out: &mut Vec<Event>) {
+    fn persisted(&mut self, rec: Map<String, Value>, out: &mut Vec<Event>) -> Result<(), String> {
+        let explicit = rec.get("seq").and_then(native_seq);
+        if let Some(NativeRecord {
+            line,
+            record: first,
+            events,
+        }) = explicit.and_then(|n| self.by_native.get(&n))
+        {
+            if *first != rec {
+                return Err(format!(
+                    "conflicts with the record kept from line {line} (same native seq {}, \
+                     different content)",
+                    explicit.unwrap_or_default()
+                ));
+            }
+            // The same record again: the same events, which ingest counts as duplicates.
+            out.extend(events.iter().cloned().map(|mut ev| {
+                ev.line = 0;
+                ev
+            }));
+            return Ok(());
+        }
+        let before = out.len();
+        let kept = explicit.map(|n| (n, rec.clone()));
         let session = self
             .file_session
             .clone()
@@ -309,6 +347,19 @@ impl HarnessImporter {
             native,
         };
         self.harness_event(&session, rec, base, out);
+        if let Some((n, rec)) = kept {
+            let events = out[before..].to_vec();
+            let line = self.line_no;
+            self.by_native.insert(
+                n,
+                NativeRecord {
+                    line,
+                    record: rec,
+                    events,
+                },
+            );
+        }
+        Ok(())
     }
 
     fn jsonrpc(
@@ -876,7 +927,7 @@ impl Importer for HarnessImporter {
                 let ty = ty.to_string();
                 self.headless(line_no, &ty, rec, out);
             }
-            _ => self.persisted(rec, out),
+            _ => self.persisted(rec, out)?,
         }
         Ok(())
     }
