@@ -8,6 +8,24 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The real logs kept beside the project, not in it (`../shared/samples`: data found in
+/// public repositories, which is not committed), or `None` with a notice when this checkout
+/// has none (`RUNLOG_SHARED_SAMPLES` names another folder).
+pub fn shared_samples() -> Option<PathBuf> {
+    let dir = std::env::var_os("RUNLOG_SHARED_SAMPLES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/samples"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "NOTE: {} not found: the shared real logs are not checked",
+            dir.display()
+        );
+        None
+    }
+}
+
 /// Every line of every `.jsonl` / `.ndjson` file below `dir`, in no particular order.
 pub fn lines_under(dir: &Path, out: &mut Vec<Vec<u8>>) {
     for entry in std::fs::read_dir(dir).unwrap() {

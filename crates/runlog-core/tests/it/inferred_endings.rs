@@ -36,15 +36,19 @@ fn states(d: &Derived) -> Vec<(String, &'static str, bool)> {
 
 #[test]
 fn claude_code_sdk_transcripts_whose_assistant_finished_are_completed_inferred() {
-    for t in [
+    // The 2.1.14 `-p` transcripts are kept beside the project (fetched data is not
+    // committed); the SDK session below is in the repository.
+    let shared = crate::common::shared_samples();
+    for t in shared.iter().flat_map(|_| [
         "hello-world-script",
         "coverage-test-fix",
         "stop-hook-reflection-first-stop",
         "stop-hook-uncommitted-changes",
-    ] {
-        let p = root_dir().join(format!(
-            "tests/samples/claude-code-sdk/{t}/transcript.jsonl"
-        ));
+    ]) {
+        let p = shared
+            .as_ref()
+            .expect("shared samples")
+            .join(format!("claude-code-sdk/{t}/transcript.jsonl"));
         let d = run(&[p]);
         assert_eq!(d.turns.len(), 1, "{t}: {:?}", states(&d));
         let turn = &d.turns[0];
@@ -353,8 +357,22 @@ fn codex_rollouts_without_task_records_give_one_turn_per_prompt() {
 #[test]
 #[ignore = "prints the outcomes of the real samples (cargo test -- --ignored --nocapture)"]
 fn print_sample_outcomes() {
-    for dir in ["claude-code", "claude-code-sdk", "agent-history", "codex"] {
-        let d = run(&[root_dir().join("tests/samples").join(dir)]);
+    let mut dirs: Vec<std::path::PathBuf> = ["claude-code", "agent-history", "codex"]
+        .iter()
+        .map(|d| root_dir().join("tests/samples").join(d))
+        .collect();
+    if let Some(shared) = crate::common::shared_samples() {
+        let mut more: Vec<_> = std::fs::read_dir(shared)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        more.sort();
+        dirs.extend(more);
+    }
+    for path in &dirs {
+        let dir = path.file_name().unwrap().to_string_lossy();
+        let d = run(&[path.clone()]);
         let mut n = std::collections::BTreeMap::new();
         for t in &d.turns {
             *n.entry((t.is_root, t.state.unwrap_or("-"), t.inferred))
