@@ -268,20 +268,27 @@ fn engine_context(
     ))?)
 }
 
-/// Every warehouse and input location given as a `file://` URL becomes its local path.
+/// Every warehouse and input location given as a `file://` URL becomes its local path
+/// (an `s3://` warehouse stays a URL: it is opened as an object store).
 fn localize(cmd: &mut Command) -> Result<()> {
     fn fix(p: &mut PathBuf) -> Result<()> {
         *p = runlog::location::local_path(p)?;
         Ok(())
     }
+    fn fix_wh(p: &mut PathBuf) -> Result<()> {
+        if !runlog::objstore::is_remote(p) || !runlog::objstore::is_supported_remote(p) {
+            fix(p)?;
+        }
+        Ok(())
+    }
     match cmd {
         Command::Ingest(a) => {
-            fix(&mut a.warehouse)?;
+            fix_wh(&mut a.warehouse)?;
             a.paths.iter_mut().try_for_each(fix)?;
         }
         Command::Query(query::QueryArgs { source, args, .. }) => {
             if let Some(w) = &mut source.warehouse {
-                fix(w)?;
+                fix_wh(w)?;
             }
             let n = args.len().saturating_sub(1);
             for a in &mut args[..n] {
@@ -292,7 +299,7 @@ fn localize(cmd: &mut Command) -> Result<()> {
         Command::Report(report::ReportArgs { source, paths, .. })
         | Command::Replay(replay::ReplayArgs { source, paths, .. }) => {
             if let Some(w) = &mut source.warehouse {
-                fix(w)?;
+                fix_wh(w)?;
             }
             paths.iter_mut().try_for_each(fix)?;
         }

@@ -331,7 +331,7 @@ fn max_rejects_fails_and_writes_nothing() {
         "{}",
         stderr(&o)
     );
-    assert!(!wh.join("_manifest.json").exists());
+    assert!(!wh.join("_log").exists() && !wh.join("_manifest.json").exists());
     let o = runlog(&[
         "ingest",
         logs.to_str().unwrap(),

@@ -10,4 +10,5 @@ mod golden;
 mod html;
 mod queries;
 mod reliability;
+mod s3;
 mod shards;
