@@ -226,9 +226,15 @@ mod tests {
     #[test]
     fn paths_urls_and_relative_names() {
         let r = Root::local(Path::new("/srv/wh")).unwrap();
-        assert_eq!(r.path("events/a.parquet").as_ref(), "srv/wh/events/a.parquet");
+        assert_eq!(
+            r.path("events/a.parquet").as_ref(),
+            "srv/wh/events/a.parquet"
+        );
         assert_eq!(r.url.as_str(), "file:///srv/wh/");
-        assert_eq!(r.location_of("events/a.parquet"), "/srv/wh/events/a.parquet");
+        assert_eq!(
+            r.location_of("events/a.parquet"),
+            "/srv/wh/events/a.parquet"
+        );
         assert_eq!(
             r.relative(&r.path("_log/1.json")).as_deref(),
             Some("_log/1.json")
@@ -240,7 +246,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.path("_log/1.json").as_ref(), "some/wh/_log/1.json");
-        assert_eq!(m.location_of("t/x.parquet"), "s3://bucket/some/wh/t/x.parquet");
+        assert_eq!(
+            m.location_of("t/x.parquet"),
+            "s3://bucket/some/wh/t/x.parquet"
+        );
         assert_eq!(m.store_url(), "s3://bucket");
         assert!(is_remote(Path::new("s3://b/x")));
         assert!(!is_remote(Path::new("file:///x")));

@@ -157,8 +157,7 @@ pub fn ingest(
     let (manifest, shard_status) = match w.commit {
         CommitMode::Full => (commit::commit_full(staged, files, value, w.gc)?, None),
         CommitMode::Shard { shard, reshard } => {
-            let (m, s) =
-                shards::commit_shard(staged, shard, inputs, files, value, reshard, w.gc)?;
+            let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard, w.gc)?;
             (m, Some(s))
         }
     };

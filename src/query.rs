@@ -61,7 +61,7 @@ pub fn register_root(ctx: &SessionContext, root: &crate::objstore::Root) -> Resu
     for &table in store::TABLES {
         let urls = crate::commit::table_locations(root, &manifest, table)?
             .iter()
-            .map(|p| ListingTableUrl::parse(p))
+            .map(ListingTableUrl::parse)
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let opts =
             ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");

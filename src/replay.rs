@@ -17,11 +17,11 @@ pub use runlog_core::replay::{follow, snapshot, timeline, timeline_entry};
 
 /// Reads one agent's events from a warehouse, in `seq` order.
 pub async fn events_from_warehouse(dir: &Path, root: &str) -> Result<Vec<Event>> {
-    let root = crate::objstore::Root::open(dir)?;
-    let manifest = crate::commit::read_latest(&root)?;
-    let files = crate::commit::table_locations(&root, &manifest, "events")?;
+    let wh = crate::objstore::Root::open(dir)?;
+    let manifest = crate::commit::read_latest(&wh)?;
+    let files = crate::commit::table_locations(&wh, &manifest, "events")?;
     let ctx = SessionContext::new();
-    root.register_store(&ctx)?;
+    wh.register_store(&ctx)?;
     let mut events = Vec::new();
     for f in files {
         let df = ctx

@@ -32,8 +32,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{current_manifest, log, with_every_table, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
-use crate::objstore::block_on;
 use crate::error::{Error, Result};
+use crate::objstore::block_on;
 pub use runlog_core::shard::{inputs_fingerprint, root_hash, Shard, SHARED_TABLES};
 
 /// How long a shard waits for another shard's commit to release the warehouse lock.
@@ -171,17 +171,25 @@ pub fn commit_shard(
     let id = staged.id().to_string();
     staged.lock(LOCK_WAIT)?;
     // Refused before anything is uploaded when the warehouse will not take this shard.
-    check_mix(&dir, super::current(staged.root())?.as_ref(), shard, reshard)?;
+    check_mix(
+        &dir,
+        super::current(staged.root())?.as_ref(),
+        shard,
+        reshard,
+    )?;
     let own: Vec<String> = files.values().flatten().cloned().collect();
     staged.verify_lock()?;
     staged.upload(&own)?;
     let mut status = None;
     let committed = block_on(log::commit(staged.root(), &id, &own, |current| {
-        let (m, s) = next_manifest(&dir, current, shard, &id, &inputs, &files, &summary, reshard)?;
+        let (m, s) = next_manifest(
+            &dir, current, shard, &id, &inputs, &files, &summary, reshard,
+        )?;
         status = Some(s);
         Ok(m)
     }))?;
-    let status = status.ok_or_else(|| Error::Invalid("a shard commit without a manifest".into()))?;
+    let status =
+        status.ok_or_else(|| Error::Invalid("a shard commit without a manifest".into()))?;
     // The other shards of the same N may be writing theirs: those stay.
     staged.finish(
         gc,

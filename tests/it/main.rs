@@ -10,5 +10,6 @@ mod golden;
 mod html;
 mod queries;
 mod reliability;
+#[cfg(feature = "s3")]
 mod s3;
 mod shards;

@@ -114,7 +114,15 @@ fn shards_on_s3_equal_a_full_ingest() {
     let children: Vec<_> = (0..3)
         .map(|i| {
             Command::new(env!("CARGO_BIN_EXE_runlog"))
-                .args(["ingest", &logs, "-w", &s3, "-q", "--shard", &format!("{i}/3")])
+                .args([
+                    "ingest",
+                    &logs,
+                    "-w",
+                    &s3,
+                    "-q",
+                    "--shard",
+                    &format!("{i}/3"),
+                ])
                 .spawn()
                 .unwrap()
         })
@@ -147,7 +155,10 @@ fn a_refused_ingest_leaves_an_s3_warehouse_as_it_was() {
         let root = runlog::objstore::Root::open(Path::new(&s3)).unwrap();
         let mut names: Vec<String> = runlog::objstore::block_on(async {
             use futures::TryStreamExt;
-            root.store.list(Some(&root.prefix)).try_collect::<Vec<_>>().await
+            root.store
+                .list(Some(&root.prefix))
+                .try_collect::<Vec<_>>()
+                .await
         })
         .unwrap()
         .into_iter()
