@@ -112,7 +112,8 @@ fn parse_format(s: &str) -> Result<runlog::import::Format, String> {
 
 #[derive(Args, Clone)]
 struct Source {
-    /// Read the tables of this warehouse (a path or a file:// URL) instead of log files.
+    /// Read the tables of this warehouse (a path, a file:// URL, or with the `s3` feature
+    /// s3://BUCKET/PREFIX) instead of log files.
     #[arg(long, short = 'w')]
     warehouse: Option<PathBuf>,
     #[command(flatten)]

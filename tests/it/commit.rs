@@ -522,21 +522,6 @@ fn count_events(ctx: &datafusion::prelude::SessionContext) -> Result<i64, String
         .value(0))
 }
 
-fn parquet_files(wh: &Path) -> usize {
-    runlog::store::TABLES
-        .iter()
-        .map(|t| {
-            std::fs::read_dir(wh.join(t))
-                .map(|rd| {
-                    rd.flatten()
-                        .filter(|e| e.path().extension().is_some_and(|x| x == "parquet"))
-                        .count()
-                })
-                .unwrap_or(0)
-        })
-        .sum()
-}
-
 #[test]
 fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -584,7 +569,7 @@ fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
         .values()
         .map(Vec::len)
         .sum();
-    assert_eq!(parquet_files(&wh), files_now);
+    assert_eq!(crate::shards::parquet_files_on_disk(&wh), files_now);
 }
 
 #[test]
@@ -624,7 +609,7 @@ fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
     let all: std::collections::BTreeSet<String> =
         (1..=4).flat_map(|n| files_of(&version(n))).collect();
     assert_eq!(
-        parquet_files(&wh),
+        crate::shards::parquet_files_on_disk(&wh),
         all.len(),
         "every version's files are young"
     );
@@ -645,7 +630,7 @@ fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
         .into_iter()
         .flat_map(|n| files_of(&version(n)))
         .collect();
-    assert_eq!(parquet_files(&wh), kept.len());
+    assert_eq!(crate::shards::parquet_files_on_disk(&wh), kept.len());
     for f in &kept {
         assert!(wh.join(f).is_file(), "{f}");
     }

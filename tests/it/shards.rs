@@ -118,7 +118,7 @@ fn strings(wh: &Path, files: &[String], col: usize) -> Vec<String> {
     out
 }
 
-fn parquet_files_on_disk(wh: &Path) -> usize {
+pub(crate) fn parquet_files_on_disk(wh: &Path) -> usize {
     store::TABLES
         .iter()
         .map(|t| {
