@@ -4,7 +4,7 @@
 //! (`runlog_core`, re-exported here: [`event`] → [`decode`] → [`import`] → [`ingest`] →
 //! [`reduce`]) turns files into validated, ordered events, rejects and derived rows; then
 //! [`store`] (Arrow schemas and batches, Parquet files) → [`commit`] (the warehouse's
-//! manifest, lock and garbage collection) → [`pipeline`] (the one write path: inputs,
+//! version log, lock and garbage collection, on any [`objstore`]) → [`pipeline`] (the one write path: inputs,
 //! commit mode, memory, `--max-rejects`) → [`query`] / [`report`] (rendered as text, JSON,
 //! Markdown or [`html`]; [`baseline`] compares two reports, testing shifts with
 //! [`stats`]) / [`replay`] (and its pages, [`timeline`]). [`engine`] runs the SQL locally
@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod html;
 pub mod location;
+pub mod objstore;
 pub mod pipeline;
 pub mod query;
 pub mod replay;

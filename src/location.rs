@@ -1,8 +1,9 @@
 //! Locations of warehouses and inputs: a local path, or a URL. A `file://` URL names a
 //! local path (`file:///srv/wh` is `/srv/wh`), so warehouses and inputs shared through a
-//! file system every machine mounts at the same place can be written as URLs. Other object
-//! stores (`s3://`, `gs://`, `az://`, ...) are not implemented yet and are refused with a
-//! clear message instead of being taken for a relative path.
+//! file system every machine mounts at the same place can be written as URLs. An `s3://`
+//! warehouse is opened as an object store ([`crate::objstore`]); other locations in object
+//! stores (`gs://`, `az://`, `s3://` inputs, ...) are not implemented yet and are refused
+//! with a clear message instead of being taken for a relative path.
 
 use std::path::{Path, PathBuf};
 

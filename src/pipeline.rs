@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use datafusion::arrow::array::RecordBatch;
 
 use crate::commit::shards::{self, ShardStatus};
-use crate::commit::{self, Manifest, Staged};
+use crate::commit::{self, GcPolicy, Manifest, Staged};
 use crate::error::{Error, Result};
 use crate::ingest::{self, IngestOptions, Ingested};
 use crate::reduce::Derived;
@@ -129,6 +129,8 @@ pub struct WriteOptions {
     pub commit: CommitMode,
     pub memory: Memory,
     pub max_rejects: Option<MaxRejects>,
+    /// What the commit's garbage collection keeps (`--keep-versions`, `--retention`).
+    pub gc: GcPolicy,
 }
 
 /// What an ingest committed.
@@ -164,9 +166,9 @@ pub fn ingest(
     summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
     let value = serde_json::to_value(&summary)?;
     let (manifest, shard_status) = match w.commit {
-        CommitMode::Full => (commit::commit_full(staged, files, value)?, None),
+        CommitMode::Full => (commit::commit_full(staged, files, value, w.gc)?, None),
         CommitMode::Shard { shard, reshard } => {
-            let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard)?;
+            let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard, w.gc)?;
             (m, Some(s))
         }
     };
@@ -227,7 +229,7 @@ fn in_memory(
     let inputs = inputs_fingerprint(&ingested);
     let staged = begin(warehouse, shard)?;
     let id = part_id(staged.id(), None, shard);
-    let (files, _derived, summary) = write_tables(warehouse, &id, &ingested, shard, || {
+    let (files, _derived, summary) = write_tables(staged.dir(), &id, &ingested, shard, || {
         let derived = reduce_all(&ingested);
         let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
         Ok((derived, summary))
@@ -248,6 +250,7 @@ fn spilled(
 ) -> Result<(Staged, Files, Summary, String)> {
     let mut staged = begin(warehouse, shard)?;
     let spill_dir = staged.spill_dir()?;
+    let dir = staged.dir().to_path_buf();
     // Partitions are written from several threads at once (see `ingest_partitioned`).
     let written = std::sync::Mutex::new((Files::new(), 0u64, 0u64));
     let per_agent = per_agent_tables();
@@ -270,10 +273,10 @@ fn spilled(
             // `events` is built while it is written; the other tables are small.
             let pid = part_id(&id, Some(part.index), shard);
             let (events, tables) = rayon::join(
-                || store::write_events_parts(warehouse, &pid, &ingested, None),
+                || store::write_events_parts(&dir, &pid, &ingested, None),
                 || -> Result<_> {
                     let batches = store::some_batches(&ingested, &derived, &per_agent)?;
-                    store::write_parts(warehouse, &pid, &batches)
+                    store::write_parts(&dir, &pid, &batches)
                 },
             );
             let (events, tables) = (events?, tables?);
@@ -299,7 +302,7 @@ fn spilled(
     }
     let shared = shared_batches(&totals, shard)?;
     let id = part_id(&format!("{}-shared", staged.id()), None, shard);
-    add_files(&mut files, store::write_parts(warehouse, &id, &shared)?);
+    add_files(&mut files, store::write_parts(&dir, &id, &shared)?);
     let inputs = inputs_fingerprint(&totals);
     Ok((staged, files, summary, inputs))
 }
@@ -362,8 +365,8 @@ pub fn write_reduced(
 ) -> Result<Manifest> {
     let staged = begin(warehouse, None)?;
     let id = staged.id().to_string();
-    let (files, _, ()) = write_tables(warehouse, &id, ing, None, || Ok((d, ())))?;
-    commit::commit_full(staged, files, summary)
+    let (files, _, ()) = write_tables(staged.dir(), &id, ing, None, || Ok((d, ())))?;
+    commit::commit_full(staged, files, summary, GcPolicy::default())
 }
 
 /// Writes tables already built as record batches as a full commit (tests and benchmarks
@@ -375,6 +378,6 @@ pub fn write_batches(
 ) -> Result<Manifest> {
     let staged = begin(warehouse, None)?;
     let id = staged.id().to_string();
-    let files = store::write_parts(warehouse, &id, tables)?;
-    commit::commit_full(staged, files, summary)
+    let files = store::write_parts(staged.dir(), &id, tables)?;
+    commit::commit_full(staged, files, summary, GcPolicy::default())
 }

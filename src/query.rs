@@ -53,13 +53,19 @@ pub fn context_from_warehouse(dir: &Path) -> Result<SessionContext> {
 /// Registers every table of a warehouse's manifest in `ctx`, as a listing of the committed
 /// Parquet files (absolute paths, so executors elsewhere can read them too).
 pub fn register_warehouse(ctx: &SessionContext, dir: &Path) -> Result<()> {
-    let dir = crate::location::local_path(dir)?;
-    let dir = dir.as_path();
-    let manifest = crate::commit::read_manifest(dir)?;
+    let root = crate::objstore::Root::open(dir)?;
+    register_root(ctx, &root)
+}
+
+/// [`register_warehouse`] of a warehouse already opened: its store is registered with
+/// DataFusion too (a remote one under its `scheme://bucket`).
+pub fn register_root(ctx: &SessionContext, root: &crate::objstore::Root) -> Result<()> {
+    root.register_store(ctx)?;
+    let manifest = crate::commit::read_latest(root)?;
     for &table in store::TABLES {
-        let urls = crate::commit::table_files(dir, &manifest, table)?
+        let urls = crate::commit::table_locations(root, &manifest, table)?
             .iter()
-            .map(|p| ListingTableUrl::parse(p.to_string_lossy().as_ref()))
+            .map(ListingTableUrl::parse)
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let opts =
             ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");

@@ -17,12 +17,11 @@ pub use runlog_core::replay::{follow, snapshot, timeline, timeline_entry};
 
 /// Reads one agent's events from a warehouse, in `seq` order.
 pub async fn events_from_warehouse(dir: &Path, root: &str) -> Result<Vec<Event>> {
-    let manifest = crate::commit::read_manifest(dir)?;
-    let files: Vec<String> = crate::commit::table_files(dir, &manifest, "events")?
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
+    let wh = crate::objstore::Root::open(dir)?;
+    let manifest = crate::commit::read_latest(&wh)?;
+    let files = crate::commit::table_locations(&wh, &manifest, "events")?;
     let ctx = SessionContext::new();
+    wh.register_store(&ctx)?;
     let mut events = Vec::new();
     for f in files {
         let df = ctx

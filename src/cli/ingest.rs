@@ -15,7 +15,8 @@ pub struct IngestArgs {
     /// Log files and folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The warehouse folder, a path or a file:// URL (created if missing).
+    /// The warehouse: a folder (a path or a file:// URL, created if missing) or, built with
+    /// the `s3` feature, s3://BUCKET/PREFIX (configured by the AWS_* environment).
     #[arg(long, short = 'w')]
     pub warehouse: PathBuf,
     #[command(flatten)]
@@ -50,6 +51,14 @@ pub struct IngestArgs {
     /// (compressed files counted 8x). With --shard too.
     #[arg(long, value_name = "P")]
     pub spill_partitions: Option<usize>,
+    /// Garbage collection after the commit keeps every file named by one of the last K
+    /// versions of the warehouse (queries still reading an older version keep their files).
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_versions: u64,
+    /// ...and every file younger than this (90s, 30m, 1h, 2d): what a running query or an
+    /// ingest that has not committed yet is using is never removed.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = runlog::commit::log::parse_duration)]
+    pub retention: std::time::Duration,
 }
 
 pub fn run(args: IngestArgs) -> Result<()> {
@@ -64,6 +73,8 @@ pub fn run(args: IngestArgs) -> Result<()> {
         reshard,
         spill_partitions,
         format,
+        keep_versions,
+        retention,
     } = args;
     if let Some(f) = format {
         read.input_format = f;
@@ -86,6 +97,10 @@ pub fn run(args: IngestArgs) -> Result<()> {
         },
         memory,
         max_rejects: max_rejects.map(MaxRejects),
+        gc: runlog::commit::GcPolicy {
+            keep_versions: keep_versions as usize,
+            retention,
+        },
     };
     let (opts, bar) = ingest_options(&read, &paths);
     let written = runlog::pipeline::ingest(&paths, &opts, &warehouse, &write);

@@ -140,7 +140,8 @@ fn parse_format(s: &str) -> Result<runlog::import::Format, String> {
 
 #[derive(Args, Clone)]
 struct Source {
-    /// Read the tables of this warehouse (a path or a file:// URL) instead of log files.
+    /// Read the tables of this warehouse (a path, a file:// URL, or with the `s3` feature
+    /// s3://BUCKET/PREFIX) instead of log files.
     #[arg(long, short = 'w')]
     warehouse: Option<PathBuf>,
     #[command(flatten)]
@@ -317,10 +318,17 @@ fn engine_context(
     ))?)
 }
 
-/// Every warehouse and input location given as a `file://` URL becomes its local path.
+/// Every warehouse and input location given as a `file://` URL becomes its local path
+/// (an `s3://` warehouse stays a URL: it is opened as an object store).
 fn localize(cmd: &mut Command) -> Result<()> {
     fn fix(p: &mut PathBuf) -> Result<()> {
         *p = runlog::location::local_path(p)?;
+        Ok(())
+    }
+    fn fix_wh(p: &mut PathBuf) -> Result<()> {
+        if !runlog::objstore::is_remote(p) || !runlog::objstore::is_supported_remote(p) {
+            fix(p)?;
+        }
         Ok(())
     }
     if let Command::Report(a) = cmd {
@@ -328,12 +336,12 @@ fn localize(cmd: &mut Command) -> Result<()> {
     }
     match cmd {
         Command::Ingest(a) => {
-            fix(&mut a.warehouse)?;
+            fix_wh(&mut a.warehouse)?;
             a.paths.iter_mut().try_for_each(fix)?;
         }
         Command::Query(query::QueryArgs { source, args, .. }) => {
             if let Some(w) = &mut source.warehouse {
-                fix(w)?;
+                fix_wh(w)?;
             }
             let n = args.len().saturating_sub(1);
             for a in &mut args[..n] {
@@ -344,7 +352,7 @@ fn localize(cmd: &mut Command) -> Result<()> {
         Command::Report(report::ReportArgs { source, paths, .. })
         | Command::Replay(replay::ReplayArgs { source, paths, .. }) => {
             if let Some(w) = &mut source.warehouse {
-                fix(w)?;
+                fix_wh(w)?;
             }
             paths.iter_mut().try_for_each(fix)?;
         }

@@ -1,28 +1,37 @@
 //! The commit protocol: how an ingest's files become the warehouse, in one place.
 //!
-//! A warehouse is a folder with one sub-folder per table holding Parquet files and a
-//! `_manifest.json` naming the committed files; readers read only what the manifest names.
-//! An ingest (any mode: in memory, spilled, sharded):
+//! A warehouse is a folder (local, or in an object store: [`crate::objstore`]) with one
+//! sub-folder per table holding Parquet files and a log of versions (`_log/<N>.json`, each
+//! a whole [`Manifest`] naming the committed files, [`log`]); readers read only what the
+//! latest version names. An ingest (any mode: in memory, spilled, sharded):
 //!
 //! 1. opens a [`Staged`] write: every file it writes is named `TABLE/part-ID-...` with its
 //!    own unique `ID`, its spill partitions live in `_spill-ID/`, and every folder it had to
-//!    create is remembered;
+//!    create is remembered. A warehouse in a remote store is staged in a local scratch
+//!    folder and uploaded before the commit;
 //! 2. writes its Parquet files (`crate::store`);
-//! 3. commits: publishes a new manifest by renaming a complete temporary file into place
-//!    (the one atomic step), holding the warehouse lock ([`lock`]), then removes what no
-//!    manifest names any more ([`collect_garbage`]), including the `_spill-*` folders that
-//!    ingests killed earlier left behind.
+//! 3. commits: creates the next version with put-if-absent (the one atomic step; a writer
+//!    that loses the race rebases and retries, [`log::commit`]), then removes what the last
+//!    versions no longer name and the retention period allows ([`log::collect`]), and the
+//!    `_spill-*` folders that ingests killed earlier left behind.
 //!
 //! Until the commit nothing a reader sees has changed. A [`Staged`] write that is dropped
 //! without committing (an error, a refusal by `--max-rejects`) removes every file and folder
 //! it wrote or created, so the warehouse is left exactly as it was. A killed ingest leaves
-//! only unnamed files, collected by the next commit. Shards commit by replacing their own
-//! entry in the manifest ([`shards`]).
+//! only unnamed files, collected by a later commit once older than the retention period.
+//! Shards commit by replacing their own entry in the manifest ([`shards`]).
+//!
+//! The local warehouse lock ([`lock`]) is no longer what makes commits correct (the
+//! put-if-absent of the version is): it is kept on local warehouses so that a second full
+//! ingest into the same folder fails at once instead of doing all its work to replace the
+//! first one's, and its owner records tell live spill folders from dead ones. Remote
+//! warehouses have no lock.
 
 pub mod lock;
+pub mod log;
 pub mod shards;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,9 +39,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::objstore::{block_on, Root};
 use crate::store::TABLES;
 use lock::Owner;
 pub use lock::WarehouseLock;
+pub use log::GcPolicy;
 
 /// The warehouse's commit record: which files make up each table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -49,6 +60,7 @@ pub struct Manifest {
     pub shards: Option<shards::Sharding>,
 }
 
+/// The manifest of a warehouse written before the version log (read as version 0).
 pub const MANIFEST: &str = "_manifest.json";
 pub const MANIFEST_FORMAT: &str = "runlog-warehouse-v1";
 /// The owner file of a spill folder (see [`Staged::spill_dir`]).
@@ -57,68 +69,62 @@ const SPILL_OWNER: &str = "_owner.json";
 /// host): longer than any ingest runs.
 const SPILL_TTL: Duration = Duration::from_secs(24 * 3600);
 
-/// Reads a warehouse's manifest.
+/// Reads a warehouse's latest version (a local path, a `file://` URL or `s3://...`).
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
-    let p = dir.join(MANIFEST);
-    let text = fs::read_to_string(&p).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::Warehouse {
-                path: dir.to_path_buf(),
-                message: format!(
-                    "not a runlog warehouse (no {MANIFEST}); create one with `runlog ingest LOGS --warehouse {}`",
-                    dir.display()
-                ),
-            }
-        } else {
-            Error::io(&p, e)
-        }
-    })?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Warehouse {
-        path: dir.to_path_buf(),
-        message: format!("unreadable {MANIFEST}: {e}"),
-    })?;
-    if m.format != MANIFEST_FORMAT {
-        return Err(Error::Warehouse {
-            path: dir.to_path_buf(),
-            message: format!("unknown warehouse format {:?}", m.format),
-        });
-    }
-    Ok(m)
+    read_latest(&Root::open(dir)?)
 }
 
-/// The warehouse's manifest, or `None` when there is none yet.
+/// The latest version of the warehouse at `root`; an empty warehouse is an error.
+pub fn read_latest(root: &Root) -> Result<Manifest> {
+    current(root)?.ok_or_else(|| {
+        root.error(format!(
+            "not a runlog warehouse (no {} or {MANIFEST}); create one with `runlog ingest LOGS \
+             --warehouse {}`",
+            log::LOG_DIR,
+            root.shown().display()
+        ))
+    })
+}
+
+/// The warehouse's latest manifest, or `None` when there is none yet.
 pub fn current_manifest(dir: &Path) -> Result<Option<Manifest>> {
-    if !dir.join(MANIFEST).exists() {
-        return Ok(None);
-    }
-    read_manifest(dir).map(Some)
+    current(&Root::open(dir)?)
 }
 
-/// The committed files of `table`, as absolute paths, each checked to be there and whole:
-/// a table the manifest does not name, a file that is missing or cut short, is a clear
-/// error rather than a table read with rows missing.
-pub fn table_files(dir: &Path, m: &Manifest, table: &str) -> Result<Vec<PathBuf>> {
-    let damaged = |message: String| Error::Warehouse {
-        path: dir.to_path_buf(),
-        message,
-    };
+/// The latest manifest of the warehouse at `root`, or `None` when there is none yet.
+pub fn current(root: &Root) -> Result<Option<Manifest>> {
+    Ok(block_on(log::latest(root))?.map(|(_, m)| m))
+}
+
+/// The committed files of `table`, as the locations DataFusion reads (absolute paths for a
+/// local warehouse, URLs for a remote one), each checked to be there and whole: a table the
+/// manifest does not name, a file that is missing or cut short, is a clear error rather
+/// than a table read with rows missing.
+pub fn table_files(dir: &Path, m: &Manifest, table: &str) -> Result<Vec<String>> {
+    table_locations(&Root::open(dir)?, m, table)
+}
+
+/// [`table_files`] of a warehouse already opened.
+pub fn table_locations(root: &Root, m: &Manifest, table: &str) -> Result<Vec<String>> {
     let Some(files) = m.tables.get(table) else {
-        return Err(damaged(format!(
+        return Err(root.error(format!(
             "its manifest names no table {table}: damaged, or not written by runlog; ingest \
              the logs again"
         )));
     };
-    let abs = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
     files
         .iter()
         .map(|rel| {
-            let p = abs.join(rel);
-            check_parquet_file(&p).map_err(|why| {
-                damaged(format!(
+            let checked = match &root.local {
+                Some(dir) => check_parquet_file(&dir.join(rel)),
+                None => block_on(check_parquet_object(root, rel)),
+            };
+            checked.map_err(|why| {
+                root.error(format!(
                     "{rel}, named by its manifest, {why}: damaged; ingest the logs again"
                 ))
             })?;
-            Ok(p)
+            Ok(root.location_of(rel))
         })
         .collect()
 }
@@ -133,11 +139,34 @@ fn check_parquet_file(path: &Path) -> std::result::Result<(), String> {
     })?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut tail = [0u8; 8];
+    let got = f.seek(SeekFrom::End(-8)).is_ok() && f.read_exact(&mut tail).is_ok();
+    parquet_tail_ok(len, got.then_some(&tail))
+}
+
+/// [`check_parquet_file`] of an object in a store.
+async fn check_parquet_object(root: &Root, rel: &str) -> std::result::Result<(), String> {
+    use object_store::ObjectStoreExt;
+    let p = root.path(rel);
+    let meta = root.store.head(&p).await.map_err(|e| match e {
+        object_store::Error::NotFound { .. } => "is missing".to_string(),
+        e => format!("cannot be read ({e})"),
+    })?;
+    let len = meta.size;
+    let tail = if len >= 8 {
+        root.store.get_range(&p, len - 8..len).await.ok()
+    } else {
+        None
+    };
+    let tail: Option<[u8; 8]> = tail.and_then(|b| b.as_ref().try_into().ok());
+    parquet_tail_ok(len, tail.as_ref())
+}
+
+fn parquet_tail_ok(len: u64, tail: Option<&[u8; 8]>) -> std::result::Result<(), String> {
     let whole = len >= 12
-        && f.seek(SeekFrom::End(-8)).is_ok()
-        && f.read_exact(&mut tail).is_ok()
-        && &tail[4..] == b"PAR1"
-        && u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])) + 12 <= len;
+        && tail.is_some_and(|t| {
+            &t[4..] == b"PAR1"
+                && u64::from(u32::from_le_bytes([t[0], t[1], t[2], t[3]])) + 12 <= len
+        });
     if whole {
         Ok(())
     } else {
@@ -160,28 +189,46 @@ pub fn new_ingest_id() -> String {
 
 /// One ingest's writes into a warehouse, not committed yet. Dropped without
 /// [`Staged::committed`], it removes every file it wrote (`TABLE/part-ID*`, `_spill-ID/`,
-/// `_manifest-ID.tmp`) and every folder it created, and releases its lock.
+/// the objects it uploaded to a remote warehouse) and every folder it created, and releases
+/// its lock.
 pub struct Staged {
+    /// The warehouse.
+    root: Root,
+    /// Where the files are written: the warehouse's own folder, or for a remote warehouse a
+    /// local scratch folder whose files [`Staged::upload`] copies to the store.
     dir: PathBuf,
+    remote: bool,
     id: String,
     /// Folders this write created, outermost first.
     created: Vec<PathBuf>,
+    /// Objects uploaded to a remote warehouse.
+    uploaded: Vec<String>,
     lock: Option<WarehouseLock>,
     done: bool,
 }
 
 impl Staged {
-    /// Starts a write into `dir` under the id `id` (the prefix of every file it writes),
-    /// creating the warehouse and its table folders where missing.
-    pub fn begin(dir: &Path, id: String) -> Result<Staged> {
+    /// Starts a write into the warehouse at `loc` under the id `id` (the prefix of every
+    /// file it writes), creating a local warehouse and its table folders where missing.
+    pub fn begin(loc: &Path, id: String) -> Result<Staged> {
+        let root = Root::open(loc)?;
+        let remote = root.local.is_none();
+        let dir = if remote {
+            std::env::temp_dir().join(format!("runlog-stage-{id}"))
+        } else {
+            crate::location::local_path(loc)?
+        };
         let mut s = Staged {
-            dir: dir.to_path_buf(),
+            root,
+            dir: dir.clone(),
+            remote,
             id,
             created: Vec::new(),
+            uploaded: Vec::new(),
             lock: None,
             done: false,
         };
-        s.create_dir(dir)?;
+        s.create_dir(&dir)?;
         for t in TABLES {
             s.create_dir(&dir.join(t))?;
         }
@@ -193,14 +240,20 @@ impl Staged {
         &self.id
     }
 
+    /// The local folder the files are written in (relative names as in the manifest).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// Takes the warehouse lock for the rest of this write (`wait`: how long to wait for
-    /// another holder; zero fails at once).
+    /// The warehouse written to.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// Takes the warehouse lock of a local warehouse for the rest of this write (`wait`:
+    /// how long to wait for another holder; zero fails at once).
     pub fn lock(&mut self, wait: Duration) -> Result<()> {
-        if self.lock.is_none() {
+        if self.lock.is_none() && !self.remote {
             self.lock = Some(if wait.is_zero() {
                 WarehouseLock::acquire(&self.dir)?
             } else {
@@ -214,6 +267,7 @@ impl Staged {
     fn verify_lock(&self) -> Result<()> {
         match &self.lock {
             Some(l) => l.verify(),
+            None if self.remote => Ok(()),
             None => Err(Error::Warehouse {
                 path: self.dir.clone(),
                 message: "a commit without the warehouse lock".into(),
@@ -253,12 +307,49 @@ impl Staged {
         Ok(())
     }
 
+    /// Copies the written files `rels` to a remote warehouse (nothing to do for a local one:
+    /// they were written in place).
+    fn upload(&mut self, rels: &[String]) -> Result<()> {
+        if !self.remote {
+            return Ok(());
+        }
+        for rel in rels {
+            self.uploaded.push(rel.clone());
+            block_on(upload_file(&self.root, &self.dir.join(rel), rel))?;
+        }
+        Ok(())
+    }
+
+    /// After the commit: collects garbage (best effort: what fails now is collected by a
+    /// later commit) and marks the write committed.
+    fn finish(self, gc: GcPolicy, removable: impl Fn(&str) -> bool + Send) {
+        let _ = block_on(log::collect(&self.root, gc, removable));
+        if !self.remote {
+            collect_leftovers(&self.dir);
+        }
+        self.committed();
+    }
+
     /// Marks the write committed: its files stay.
     fn committed(mut self) {
         self.done = true;
+        if self.remote {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
     }
 
     fn rollback(&mut self) {
+        if self.remote {
+            let (root, uploaded) = (&self.root, &self.uploaded);
+            block_on(async {
+                use object_store::ObjectStoreExt;
+                for rel in uploaded {
+                    let _ = root.store.delete(&root.path(rel)).await;
+                }
+            });
+            let _ = fs::remove_dir_all(&self.dir);
+            return;
+        }
         let prefix = format!("part-{}", self.id);
         for t in TABLES {
             if let Ok(rd) = fs::read_dir(self.dir.join(t)) {
@@ -271,7 +362,6 @@ impl Staged {
         }
         let _ = fs::remove_dir_all(self.dir.join(format!("_spill-{}", self.id)));
         let _ = fs::remove_dir_all(self.dir.join(format!("_spill-{}.new", self.id)));
-        let _ = fs::remove_file(self.dir.join(format!("_manifest-{}.tmp", self.id)));
         self.lock = None; // released before its folder may go
         for d in self.created.iter().rev() {
             let _ = fs::remove_dir(d);
@@ -289,77 +379,73 @@ impl Drop for Staged {
     }
 }
 
+/// Uploads one local file to `rel` in the warehouse's store (in parts when it is large).
+async fn upload_file(root: &Root, local: &Path, rel: &str) -> Result<()> {
+    use object_store::{ObjectStoreExt, PutPayload, WriteMultipart};
+    const PART: usize = 16 << 20;
+    let bytes = fs::read(local).map_err(|e| Error::io(local, e))?;
+    let p = root.path(rel);
+    if bytes.len() <= PART {
+        root.store
+            .put(&p, PutPayload::from(bytes))
+            .await
+            .map_err(|e| root.store_error(rel, e))?;
+        return Ok(());
+    }
+    let upload = root
+        .store
+        .put_multipart(&p)
+        .await
+        .map_err(|e| root.store_error(rel, e))?;
+    let mut w = WriteMultipart::new_with_chunk_size(upload, PART);
+    for chunk in bytes.chunks(PART) {
+        w.write(chunk);
+    }
+    w.finish().await.map_err(|e| root.store_error(rel, e))?;
+    Ok(())
+}
+
+/// Every table has an entry (empty when the ingest wrote none of its files).
+fn with_every_table(mut tables: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    for t in TABLES {
+        tables.entry(t.to_string()).or_default();
+    }
+    tables
+}
+
 /// Commits a full ingest's files (its `tables`, relative to the warehouse), replacing
-/// everything the warehouse held: publishes the manifest under the lock, then removes the
-/// files no manifest names any more.
+/// everything the warehouse held: creates the next version (a full replace rebases on a
+/// version that won the race by replacing it too), then collects what `gc` allows.
 pub fn commit_full(
     mut staged: Staged,
     tables: BTreeMap<String, Vec<String>>,
     summary: serde_json::Value,
+    gc: GcPolicy,
 ) -> Result<Manifest> {
     staged.lock(Duration::ZERO)?;
-    let mut tables = tables;
-    for t in TABLES {
-        tables.entry(t.to_string()).or_default();
-    }
     let manifest = Manifest {
         format: MANIFEST_FORMAT.into(),
         ingest_id: staged.id.clone(),
         created_at: chrono::Utc::now().to_rfc3339(),
-        tables,
+        tables: with_every_table(tables),
         summary,
         shards: None,
     };
     staged.verify_lock()?;
-    publish_manifest(&staged.dir, &manifest)?;
-    // The new commit is published: files no manifest names are garbage now.
-    collect_garbage(&staged.dir, &manifest, |_| true);
-    staged.committed();
-    Ok(manifest)
+    let own: Vec<String> = manifest.tables.values().flatten().cloned().collect();
+    staged.upload(&own)?;
+    let committed = block_on(log::commit(&staged.root, &staged.id, &own, |_| {
+        Ok(manifest.clone())
+    }))?;
+    // The new version is published: what the last versions do not name is garbage once old.
+    staged.finish(gc, |_| true);
+    Ok(committed.manifest)
 }
 
-/// Publishes a manifest: written to a temporary file, synced, renamed into place (the
-/// one atomic step of a commit). The caller holds the warehouse lock.
-fn publish_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {
-    let tmp = dir.join(format!("_manifest-{}.tmp", manifest.ingest_id));
-    let text = serde_json::to_string_pretty(manifest)?;
-    {
-        use std::io::Write;
-        let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(text.as_bytes())
-            .map_err(|e| Error::io(&tmp, e))?;
-        f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-    }
-    fs::rename(&tmp, dir.join(MANIFEST)).map_err(|e| Error::io(dir.join(MANIFEST), e))?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// After a commit (under the lock): removes the Parquet files that the manifest `m` does not
-/// name and `removable` allows (a shard keeps the other shards' files), temporary manifests
-/// and lock files left by killed processes, and the spill folders of ingests that are gone.
-pub fn collect_garbage(dir: &Path, m: &Manifest, removable: impl Fn(&str) -> bool) {
-    let keep: HashSet<PathBuf> = m
-        .tables
-        .values()
-        .flatten()
-        .map(|rel| dir.join(rel))
-        .collect();
-    for &table in TABLES {
-        if let Ok(rd) = fs::read_dir(dir.join(table)) {
-            for e in rd.flatten() {
-                let p = e.path();
-                let name = e.file_name().to_string_lossy().to_string();
-                if name.ends_with(".parquet") && !keep.contains(&p) && removable(&name) {
-                    let _ = fs::remove_file(&p);
-                }
-            }
-        }
-    }
+/// After a commit into a local warehouse: removes temporary manifests and lock files left
+/// by killed processes, and the spill folders of ingests that are gone.
+fn collect_leftovers(dir: &Path) {
     let Ok(rd) = fs::read_dir(dir) else { return };
-    let own_tmp = format!("_manifest-{}.tmp", m.ingest_id);
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let p = e.path();
@@ -370,9 +456,9 @@ pub fn collect_garbage(dir: &Path, m: &Manifest, removable: impl Fn(&str) -> boo
                 .and_then(|t| t.elapsed().ok())
                 .is_some_and(|a| a > lock::TTL)
         };
-        // Under the lock nobody else is publishing: another temporary manifest is a dead
-        // one's. A lock's temporary file is a contender's for a moment only.
-        let dead_manifest = name.starts_with("_manifest-") && name != own_tmp;
+        // Temporary manifests were written by releases before the version log; a lock's
+        // temporary file is a contender's for a moment only.
+        let dead_manifest = name.starts_with("_manifest-") && old();
         let dead_lock_tmp = name.starts_with("_lock") && old();
         if name.ends_with(".tmp") && (dead_manifest || dead_lock_tmp) {
             let _ = fs::remove_file(&p);

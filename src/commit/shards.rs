@@ -14,10 +14,12 @@
 //!   them); the manifest records a fingerprint of each shard's inputs, and a commit warns
 //!   when the shards it sits beside read different ones.
 //! - **Commits**: a shard writes its Parquet files under unique names (`part-ID-sIofN-K`),
-//!   then, holding the warehouse lock (waiting for it while another shard commits), reads
-//!   the current manifest, replaces its own shard's entry, and publishes the new manifest by
-//!   one atomic rename. Only the replaced files of this shard are removed afterwards. Shards
-//!   run in any order, or at once.
+//!   then (on a local warehouse holding its lock, waiting while another shard commits) reads
+//!   the latest version, replaces its own shard's entry, and creates the next version with
+//!   put-if-absent ([`super::log::commit`]); when another shard's version won the race it
+//!   rebases on it: its entry replaced in that version, the other shards' entries kept.
+//!   Only this shard's replaced files are collected afterwards. Shards run in any order, or
+//!   at once.
 //! - **Mixing**: a warehouse written by a full ingest, or by shards of another `N`, is not
 //!   mixed with: the commit is refused with a message naming both, unless `--reshard`
 //!   asks to drop everything the warehouse held. A full ingest (no `--shard`) always
@@ -29,11 +31,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    collect_garbage, current_manifest, publish_manifest, Manifest, Staged, MANIFEST_FORMAT,
-};
+use super::{current_manifest, log, with_every_table, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
 use crate::error::{Error, Result};
-use crate::store::TABLES;
+use crate::objstore::block_on;
 pub use runlog_core::shard::{inputs_fingerprint, root_hash, Shard, SHARED_TABLES};
 
 /// How long a shard waits for another shard's commit to release the warehouse lock.
@@ -156,8 +156,8 @@ pub fn precheck(dir: &Path, shard: Shard, reshard: bool) -> Result<()> {
 }
 
 /// Commits one shard's written files (`files`, relative to the warehouse) atomically,
-/// replacing only this shard's previous entry (see the module documentation). Waits for
-/// the warehouse lock while another shard commits.
+/// replacing only this shard's previous entry (see the module documentation). On a local
+/// warehouse, waits for the lock while another shard commits.
 pub fn commit_shard(
     mut staged: Staged,
     shard: Shard,
@@ -165,59 +165,77 @@ pub fn commit_shard(
     files: BTreeMap<String, Vec<String>>,
     summary: serde_json::Value,
     reshard: bool,
+    gc: GcPolicy,
 ) -> Result<(Manifest, ShardStatus)> {
-    let dir = staged.dir().to_path_buf();
+    let dir = staged.root().shown();
     let id = staged.id().to_string();
     staged.lock(LOCK_WAIT)?;
-    let current = current_manifest(&dir)?;
-    check_mix(&dir, current.as_ref(), shard, reshard)?;
-    // A full ingest's garbage collection may have removed parts written meanwhile.
-    for rel in files.values().flatten() {
-        if !dir.join(rel).exists() {
-            return Err(Error::Warehouse {
-                path: dir.clone(),
-                message: format!(
-                    "{rel} vanished before shard {shard} committed (a full ingest ran \
-                     meanwhile?); nothing was committed: run the shard again"
-                ),
-            });
-        }
-    }
-    let (mut sharding, replaced_other) = match current.as_ref() {
+    // Refused before anything is uploaded when the warehouse will not take this shard.
+    check_mix(
+        &dir,
+        super::current(staged.root())?.as_ref(),
+        shard,
+        reshard,
+    )?;
+    let own: Vec<String> = files.values().flatten().cloned().collect();
+    staged.verify_lock()?;
+    staged.upload(&own)?;
+    let mut status = None;
+    let committed = block_on(log::commit(staged.root(), &id, &own, |current| {
+        let (m, s) = next_manifest(
+            &dir, current, shard, &id, &inputs, &files, &summary, reshard,
+        )?;
+        status = Some(s);
+        Ok(m)
+    }))?;
+    let status =
+        status.ok_or_else(|| Error::Invalid("a shard commit without a manifest".into()))?;
+    // The other shards of the same N may be writing theirs: those stay.
+    staged.finish(
+        gc,
+        move |name| !matches!(part_shard(name), Some((i, n)) if n == shard.count && i != shard.index),
+    );
+    Ok((committed.manifest, status))
+}
+
+/// The version after `current` with this shard's entry replaced, or a refusal when
+/// `current` holds what a shard is not mixed with.
+#[allow(clippy::too_many_arguments)]
+fn next_manifest(
+    dir: &Path,
+    current: Option<&Manifest>,
+    shard: Shard,
+    id: &str,
+    inputs: &str,
+    files: &BTreeMap<String, Vec<String>>,
+    summary: &serde_json::Value,
+    reshard: bool,
+) -> Result<(Manifest, ShardStatus)> {
+    check_mix(dir, current, shard, reshard)?;
+    let fresh = || Sharding {
+        count: shard.count,
+        committed: BTreeMap::new(),
+    };
+    let (mut sharding, replaced_other) = match current {
         Some(m) => match &m.shards {
             Some(s) if s.count == shard.count => (s.clone(), None),
-            _ => (
-                Sharding {
-                    count: shard.count,
-                    committed: BTreeMap::new(),
-                },
-                Some(describe(m)),
-            ),
+            _ => (fresh(), Some(describe(m))),
         },
-        None => (
-            Sharding {
-                count: shard.count,
-                committed: BTreeMap::new(),
-            },
-            None,
-        ),
+        None => (fresh(), None),
     };
     let created_at = chrono::Utc::now().to_rfc3339();
     sharding.committed.insert(
         shard.index,
         ShardCommit {
-            ingest_id: id.clone(),
+            ingest_id: id.to_string(),
             created_at: created_at.clone(),
-            inputs,
-            tables: files,
-            summary,
+            inputs: inputs.to_string(),
+            tables: files.clone(),
+            summary: summary.clone(),
         },
     );
     // Readers read `tables`: the union of the shards' files, in shard order.
     let mut union: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for t in TABLES {
-        union.entry(t.to_string()).or_default();
-    }
     for c in sharding.committed.values() {
         for (t, fs) in &c.tables {
             union
@@ -239,9 +257,9 @@ pub fn commit_shard(
     };
     let manifest = Manifest {
         format: MANIFEST_FORMAT.into(),
-        ingest_id: id,
+        ingest_id: id.to_string(),
         created_at,
-        tables: union,
+        tables: with_every_table(union),
         summary: serde_json::json!({
             "sharded": true,
             "count": shard.count,
@@ -250,16 +268,6 @@ pub fn commit_shard(
         }),
         shards: Some(sharding),
     };
-    staged.verify_lock()?;
-    publish_manifest(&dir, &manifest)?;
-    // Still under the lock: no full ingest is writing parts now. The other shards of the
-    // same N may be writing theirs: those stay.
-    collect_garbage(
-        &dir,
-        &manifest,
-        |name| !matches!(part_shard(name), Some((i, n)) if n == shard.count && i != shard.index),
-    );
-    staged.committed();
     Ok((manifest, status))
 }
 

@@ -147,6 +147,7 @@ async fn ready_queries_and_report_are_the_same_on_standalone_ballista() {
             },
             memory: runlog::pipeline::Memory::InMemory,
             max_rejects: None,
+            gc: Default::default(),
         };
         runlog::pipeline::ingest(
             &[root().join("sample-logs")],

@@ -331,7 +331,7 @@ fn max_rejects_fails_and_writes_nothing() {
         "{}",
         stderr(&o)
     );
-    assert!(!wh.join("_manifest.json").exists());
+    assert!(!wh.join("_log").exists() && !wh.join("_manifest.json").exists());
     let o = runlog(&[
         "ingest",
         logs.to_str().unwrap(),
@@ -444,8 +444,26 @@ fn reingest_replaces_and_converges() {
         "csv",
     ]);
     assert_eq!(stdout(&o), "n\n8\n");
-    let parquet_files = std::fs::read_dir(wh.join("events")).unwrap().count();
-    assert_eq!(parquet_files, 1, "old commit's files are removed");
+    let parquet_files = || std::fs::read_dir(wh.join("events")).unwrap().count();
+    assert_eq!(
+        parquet_files(),
+        2,
+        "the previous version's files are kept for its readers"
+    );
+    // Keeping one version with no retention removes the old commits' files at once.
+    let o = runlog(&[
+        "ingest",
+        logs.to_str().unwrap(),
+        "-w",
+        wh.to_str().unwrap(),
+        "-q",
+        "--keep-versions",
+        "1",
+        "--retention",
+        "0s",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(parquet_files(), 1, "old commits' files are removed");
     assert!(!Path::new(&wh.join("_lock")).exists());
 }
 

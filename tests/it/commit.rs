@@ -1,6 +1,9 @@
 //! The commit protocol end to end: a refused ingest leaves the warehouse byte for byte as
 //! it was in every mode; the spill folder of a killed ingest is collected by the next one;
-//! two processes racing for the warehouse lock never both hold it.
+//! two processes racing for the warehouse lock never both hold it. The version log on
+//! in-memory and local stores: racing writers rebase and all land, a store that ignores
+//! put-if-absent is refused, garbage collection keeps the last versions' files (a query
+//! racing it reads all its rows), and a warehouse from before the log migrates.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -278,4 +281,412 @@ fn two_processes_racing_for_the_lock_never_both_hold_it() {
         );
     }
     assert!(!dir.path().join("_lock").exists());
+}
+
+// ---- The version log on object stores (`runlog::commit::log`) ----
+
+use std::sync::Arc;
+
+use object_store::memory::InMemory;
+use object_store::path::Path as ObjPath;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use runlog::commit::log;
+use runlog::commit::Manifest;
+use runlog::objstore::Root;
+
+/// A manifest whose `events` table is `base`'s files and `file`: a commit that adds one
+/// file to whatever version it builds on (as shards and appends do).
+fn plus_file(base: Option<&Manifest>, id: &str, file: &str) -> Manifest {
+    let mut tables = base.map(|m| m.tables.clone()).unwrap_or_default();
+    tables
+        .entry("events".to_string())
+        .or_default()
+        .push(file.to_string());
+    Manifest {
+        format: runlog::commit::MANIFEST_FORMAT.into(),
+        ingest_id: id.into(),
+        created_at: String::new(),
+        tables,
+        summary: serde_json::Value::Null,
+        shards: None,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Runtime::new().unwrap()
+}
+
+/// Writer A reads the latest version and builds on it; meanwhile writer B commits. A's
+/// put-if-absent is refused, A re-reads, rebuilds on B's version and lands after it.
+pub(crate) fn two_writers_race(root: &Root) {
+    let rt = rt();
+    let mut builds = 0;
+    let a = rt
+        .block_on(log::commit(root, "a", &[], |cur| {
+            builds += 1;
+            if builds == 1 {
+                let b = runlog::objstore::block_on(log::commit(root, "b", &[], |cur| {
+                    Ok(plus_file(cur, "b", "events/b.parquet"))
+                }))
+                .unwrap();
+                assert_eq!((b.version, b.rebased), (1, 0));
+            }
+            Ok(plus_file(cur, "a", "events/a.parquet"))
+        }))
+        .unwrap();
+    assert_eq!(builds, 2, "A rebuilt on B's version");
+    assert_eq!((a.version, a.rebased), (2, 1));
+    let (n, latest) = rt.block_on(log::latest(root)).unwrap().unwrap();
+    assert_eq!(n, 2);
+    assert_eq!(latest.ingest_id, "a");
+    assert_eq!(
+        latest.tables["events"],
+        ["events/b.parquet", "events/a.parquet"],
+        "B's entry was kept, A's added"
+    );
+    assert_eq!(rt.block_on(log::versions(root)).unwrap(), [1, 2]);
+}
+
+#[test]
+fn two_writers_racing_on_an_in_memory_store_one_wins_the_other_rebases() {
+    two_writers_race(&Root::in_memory("race"));
+}
+
+#[test]
+fn two_writers_racing_on_a_local_folder_one_wins_the_other_rebases() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::local(&dir.path().join("wh")).unwrap();
+    two_writers_race(&root);
+    assert!(dir
+        .path()
+        .join("wh/_log/00000000000000000002.json")
+        .is_file());
+}
+
+#[test]
+fn eight_concurrent_writers_all_land_one_version_each() {
+    let dir = tempfile::tempdir().unwrap();
+    for root in [
+        Root::in_memory("eight"),
+        Root::local(&dir.path().join("wh")).unwrap(),
+    ] {
+        let root = Arc::new(root);
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    let file = format!("events/w{i}.parquet");
+                    runlog::objstore::block_on(log::commit(&root, &format!("w{i}"), &[], |cur| {
+                        Ok(plus_file(cur, &format!("w{i}"), &file))
+                    }))
+                    .unwrap()
+                    .version
+                })
+            })
+            .collect();
+        let mut versions: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        versions.sort_unstable();
+        assert_eq!(versions, (1..=8).collect::<Vec<_>>(), "{}", root.url);
+        let latest = rt().block_on(log::latest(&root)).unwrap().unwrap().1;
+        let mut files = latest.tables["events"].clone();
+        files.sort();
+        let want: Vec<String> = (0..8).map(|i| format!("events/w{i}.parquet")).collect();
+        assert_eq!(files, want, "no writer's entry was lost");
+    }
+}
+
+/// A store that takes put-if-absent for a plain overwrite (as some S3 look-alikes do).
+#[derive(Debug)]
+struct IgnoresPutIfAbsent(InMemory);
+
+impl std::fmt::Display for IgnoresPutIfAbsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IgnoresPutIfAbsent")
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for IgnoresPutIfAbsent {
+    async fn put_opts(
+        &self,
+        location: &ObjPath,
+        payload: PutPayload,
+        mut opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        if opts.mode == PutMode::Create {
+            opts.mode = PutMode::Overwrite;
+        }
+        self.0.put_opts(location, payload, opts).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        location: &ObjPath,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.0.put_multipart_opts(location, opts).await
+    }
+    async fn get_opts(
+        &self,
+        location: &ObjPath,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.0.get_opts(location, options).await
+    }
+    fn delete_stream(
+        &self,
+        locations: futures::stream::BoxStream<'static, object_store::Result<ObjPath>>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<ObjPath>> {
+        self.0.delete_stream(locations)
+    }
+    fn list(
+        &self,
+        prefix: Option<&ObjPath>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.0.list(prefix)
+    }
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&ObjPath>,
+    ) -> object_store::Result<ListResult> {
+        self.0.list_with_delimiter(prefix).await
+    }
+    async fn copy_opts(
+        &self,
+        from: &ObjPath,
+        to: &ObjPath,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.0.copy_opts(from, to, options).await
+    }
+}
+
+#[test]
+fn a_store_that_ignores_put_if_absent_is_refused_before_any_version() {
+    let root = Root::with_store(
+        Arc::new(IgnoresPutIfAbsent(InMemory::new())),
+        "memory://lax/wh",
+    )
+    .unwrap();
+    let err = rt()
+        .block_on(log::commit(&root, "x", &[], |cur| {
+            Ok(plus_file(cur, "x", "events/x.parquet"))
+        }))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("does not refuse a second put-if-absent"),
+        "{err}"
+    );
+    assert_eq!(
+        rt().block_on(log::versions(&root)).unwrap(),
+        Vec::<u64>::new()
+    );
+    // The same commit on a store that refuses it goes through.
+    let strict = Root::in_memory("strict");
+    rt().block_on(log::commit(&strict, "x", &[], |cur| {
+        Ok(plus_file(cur, "x", "events/x.parquet"))
+    }))
+    .unwrap();
+}
+
+#[test]
+fn a_commit_naming_a_missing_file_is_refused() {
+    let root = Root::in_memory("missing");
+    let err = rt()
+        .block_on(log::commit(
+            &root,
+            "x",
+            &["events/nope.parquet".into()],
+            |cur| Ok(plus_file(cur, "x", "events/nope.parquet")),
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("events/nope.parquet vanished"), "{err}");
+    assert!(rt().block_on(log::latest(&root)).unwrap().is_none());
+}
+
+fn count_events(ctx: &datafusion::prelude::SessionContext) -> Result<i64, String> {
+    let (_, b) = rt()
+        .block_on(runlog::query::run_sql(
+            ctx,
+            "SELECT count(*) AS n FROM events",
+        ))
+        .map_err(|e| e.to_string())?;
+    use datafusion::arrow::array::AsArray;
+    Ok(b[0]
+        .column(0)
+        .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+        .value(0))
+}
+
+#[test]
+fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let small = dir.path().join("small.jsonl");
+    std::fs::write(&big, good_log(50)).unwrap();
+    std::fs::write(&small, good_log(3)).unwrap();
+    let wh = dir.path().join("wh");
+    let w = wh.to_str().unwrap();
+    assert!(runlog(&["ingest", big.to_str().unwrap(), "-w", w, "-q"])
+        .status
+        .success());
+    // A query planned over version 1...
+    let ctx = runlog::query::context_from_warehouse(&wh).unwrap();
+    assert_eq!(count_events(&ctx), Ok(250));
+    // ...while other ingests replace everything and collect garbage by the defaults.
+    for _ in 0..3 {
+        let o = runlog(&["ingest", small.to_str().unwrap(), "-w", w, "-q"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(count_events(&ctx), Ok(250), "version 1's files were kept");
+    let latest = runlog::query::context_from_warehouse(&wh).unwrap();
+    assert_eq!(count_events(&latest), Ok(15));
+    // The control: a collection that keeps one version and no retention takes version 1's
+    // files from under the query, which then does not read its 250 rows.
+    let o = runlog(&[
+        "ingest",
+        small.to_str().unwrap(),
+        "-w",
+        w,
+        "-q",
+        "--keep-versions",
+        "1",
+        "--retention",
+        "0s",
+    ]);
+    assert!(o.status.success());
+    assert_ne!(count_events(&ctx), Ok(250));
+    assert_ne!(count_events(&latest), Ok(15), "version 4's files went too");
+    let now = runlog::query::context_from_warehouse(&wh).unwrap();
+    assert_eq!(count_events(&now), Ok(15), "the latest version is whole");
+    let files_now: usize = runlog::commit::read_manifest(&wh)
+        .unwrap()
+        .tables
+        .values()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(crate::shards::parquet_files_on_disk(&wh), files_now);
+}
+
+#[test]
+fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            let p = dir.path().join(format!("l{i}.jsonl"));
+            std::fs::write(&p, good_log(2 + i)).unwrap();
+            p
+        })
+        .collect();
+    let wh = dir.path().join("wh");
+    let w = wh.to_str().unwrap();
+    let files_of = |v: &Path| -> std::collections::BTreeSet<String> {
+        let m: Manifest = serde_json::from_slice(&std::fs::read(v).unwrap()).unwrap();
+        m.tables.into_values().flatten().collect()
+    };
+    for (i, l) in logs.iter().enumerate() {
+        // Young files stay whatever K is.
+        let o = runlog(&[
+            "ingest",
+            l.to_str().unwrap(),
+            "-w",
+            w,
+            "-q",
+            "--keep-versions",
+            "1",
+        ]);
+        assert!(
+            o.status.success(),
+            "{i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let version = |n: u64| wh.join(log::version_name(n));
+    let all: std::collections::BTreeSet<String> =
+        (1..=4).flat_map(|n| files_of(&version(n))).collect();
+    assert_eq!(
+        crate::shards::parquet_files_on_disk(&wh),
+        all.len(),
+        "every version's files are young"
+    );
+    // Keep two versions, no retention: versions 4 and 5's files stay, the others go.
+    let o = runlog(&[
+        "ingest",
+        logs[0].to_str().unwrap(),
+        "-w",
+        w,
+        "-q",
+        "--keep-versions",
+        "2",
+        "--retention",
+        "0s",
+    ]);
+    assert!(o.status.success());
+    let kept: std::collections::BTreeSet<String> = [4, 5]
+        .into_iter()
+        .flat_map(|n| files_of(&version(n)))
+        .collect();
+    assert_eq!(crate::shards::parquet_files_on_disk(&wh), kept.len());
+    for f in &kept {
+        assert!(wh.join(f).is_file(), "{f}");
+    }
+    // Versions themselves are never removed.
+    assert_eq!(
+        rt().block_on(log::versions(&Root::local(&wh).unwrap()))
+            .unwrap(),
+        [1, 2, 3, 4, 5]
+    );
+}
+
+#[test]
+fn a_warehouse_written_before_the_log_is_read_as_version_0_and_migrates() {
+    let dir = tempfile::tempdir().unwrap();
+    let logp = dir.path().join("a.jsonl");
+    std::fs::write(&logp, good_log(4)).unwrap();
+    let wh = dir.path().join("wh");
+    let w = wh.to_str().unwrap();
+    assert!(runlog(&["ingest", logp.to_str().unwrap(), "-w", w, "-q"])
+        .status
+        .success());
+    // Make it an old warehouse: its one version becomes `_manifest.json`.
+    std::fs::rename(wh.join(log::version_name(1)), wh.join("_manifest.json")).unwrap();
+    std::fs::remove_dir_all(wh.join("_log")).unwrap();
+    let before = runlog(&[
+        "query",
+        "-w",
+        w,
+        "--format",
+        "csv",
+        "SELECT count(*) FROM events",
+    ]);
+    assert!(
+        before.status.success(),
+        "{}",
+        String::from_utf8_lossy(&before.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&before.stdout).lines().nth(1),
+        Some("20")
+    );
+    let root = Root::local(&wh).unwrap();
+    assert_eq!(rt().block_on(log::versions(&root)).unwrap(), [0]);
+    // The next commit is version 1; once version 0 is out of the window, it goes.
+    let o = runlog(&[
+        "ingest",
+        logp.to_str().unwrap(),
+        "-w",
+        w,
+        "-q",
+        "--keep-versions",
+        "1",
+        "--retention",
+        "0s",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(rt().block_on(log::versions(&root)).unwrap(), [1]);
+    assert!(!wh.join("_manifest.json").exists());
 }

@@ -43,12 +43,24 @@ fn warehouse(dir: &Path) -> (PathBuf, String) {
     (wh, root)
 }
 
+/// The warehouse's latest version in its log (`_log/<N>.json`, N zero-padded).
+fn latest_version(wh: &Path) -> PathBuf {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(wh.join("_log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v.pop().expect("a committed version")
+}
+
 fn manifest(wh: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(wh.join("_manifest.json")).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(latest_version(wh)).unwrap()).unwrap()
 }
 
 fn set_manifest(wh: &Path, m: &serde_json::Value) {
-    std::fs::write(wh.join("_manifest.json"), serde_json::to_vec(m).unwrap()).unwrap();
+    std::fs::write(latest_version(wh), serde_json::to_vec(m).unwrap()).unwrap();
 }
 
 fn events_files(wh: &Path) -> Vec<PathBuf> {

@@ -11,5 +11,7 @@ mod golden;
 mod html;
 mod queries;
 mod reliability;
+#[cfg(feature = "s3")]
+mod s3;
 mod shards;
 mod timeline;

@@ -46,14 +46,25 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// An ingest whose garbage collection keeps only the latest version's files, at once (so
+/// the files on disk are exactly those the manifest names).
 fn ingest(logs: &Path, wh: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["ingest", s(logs), "--warehouse", s(wh)];
+    let mut args = vec![
+        "ingest",
+        s(logs),
+        "--warehouse",
+        s(wh),
+        "--keep-versions",
+        "1",
+        "--retention",
+        "0s",
+    ];
     args.extend_from_slice(extra);
     runlog(&args)
 }
 
 /// Every table of a warehouse as CSV, rows ordered by all columns.
-fn dump(wh: &Path) -> BTreeMap<&'static str, String> {
+pub(crate) fn dump(wh: &Path) -> BTreeMap<&'static str, String> {
     let ctx = runlog::query::context_from_warehouse(wh).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     store::TABLES
@@ -107,7 +118,7 @@ fn strings(wh: &Path, files: &[String], col: usize) -> Vec<String> {
     out
 }
 
-fn parquet_files_on_disk(wh: &Path) -> usize {
+pub(crate) fn parquet_files_on_disk(wh: &Path) -> usize {
     store::TABLES
         .iter()
         .map(|t| {
@@ -326,7 +337,7 @@ fn file_urls_name_inputs_and_warehouses() {
     ]));
     assert_eq!(o.stdout, want.stdout);
     // Object stores other than file:// are refused with a clear message.
-    let o = runlog(&["query", "--warehouse", "s3://bucket/wh", "SELECT 1"]);
+    let o = runlog(&["query", "--warehouse", "gs://bucket/wh", "SELECT 1"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("s3:// locations are not supported"));
+    assert!(stderr(&o).contains("gs:// locations are not supported"));
 }
