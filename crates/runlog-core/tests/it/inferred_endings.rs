@@ -39,12 +39,14 @@ fn claude_code_sdk_transcripts_whose_assistant_finished_are_completed_inferred()
     // The 2.1.14 `-p` transcripts are kept beside the project (fetched data is not
     // committed); the SDK session below is in the repository.
     let shared = crate::common::shared_samples();
-    for t in shared.iter().flat_map(|_| [
-        "hello-world-script",
-        "coverage-test-fix",
-        "stop-hook-reflection-first-stop",
-        "stop-hook-uncommitted-changes",
-    ]) {
+    for t in shared.iter().flat_map(|_| {
+        [
+            "hello-world-script",
+            "coverage-test-fix",
+            "stop-hook-reflection-first-stop",
+            "stop-hook-uncommitted-changes",
+        ]
+    }) {
         let p = shared
             .as_ref()
             .expect("shared samples")
@@ -372,7 +374,7 @@ fn print_sample_outcomes() {
     }
     for path in &dirs {
         let dir = path.file_name().unwrap().to_string_lossy();
-        let d = run(&[path.clone()]);
+        let d = run(std::slice::from_ref(path));
         let mut n = std::collections::BTreeMap::new();
         for t in &d.turns {
             *n.entry((t.is_root, t.state.unwrap_or("-"), t.inferred))
