@@ -8,8 +8,8 @@ use runlog::query::TimeWindow;
 
 #[derive(Args, Clone, Default)]
 pub struct BaselineArgs {
-    /// Compare with a baseline: a warehouse folder (one --baseline naming a folder with a
-    /// _manifest.json), or log files and folders (repeat the flag: --baseline a.jsonl
+    /// Compare with a baseline: a warehouse folder (one --baseline naming a folder that
+    /// `runlog ingest` wrote), or log files and folders (repeat the flag: --baseline a.jsonl
     /// --baseline b.jsonl). Without it, --baseline-since/--baseline-until compare two
     /// windows of the same data.
     #[arg(long, value_name = "WAREHOUSE|PATH")]
@@ -33,7 +33,7 @@ impl BaselineArgs {
 /// logs are read).
 fn baseline_source(paths: &[PathBuf], current: &Source) -> (Source, Vec<PathBuf>) {
     let warehouse = match paths {
-        [one] if one.join(runlog::commit::MANIFEST).is_file() => Some(one.clone()),
+        [one] if runlog::commit::is_warehouse(one) => Some(one.clone()),
         _ => None,
     };
     let logs = if warehouse.is_some() {

@@ -86,6 +86,12 @@ pub fn read_latest(root: &Root) -> Result<Manifest> {
     })
 }
 
+/// Whether a local folder holds a warehouse (a version log, or the manifest of the
+/// warehouses written before it), without reading it.
+pub fn is_warehouse(dir: &Path) -> bool {
+    dir.join(log::LOG_DIR).is_dir() || dir.join(MANIFEST).is_file()
+}
+
 /// The warehouse's latest manifest, or `None` when there is none yet.
 pub fn current_manifest(dir: &Path) -> Result<Option<Manifest>> {
     current(&Root::open(dir)?)
