@@ -8,6 +8,7 @@
 #   MB=200        size of each corner's log (agents are chosen per mix to reach it)
 #   FILES=8       files per log
 #   CORNERS="by-agent:deltas rotated:deltas scattered:deltas by-agent:persisted rotated:persisted scattered:persisted"
+#                 (CORNERS="" BIG=1: the big corners only)
 #   QUERY=1       also time the finish-reasons query from raw files (runlog query LOGS
 #                 queries/finish_reasons.sql vs DuckDB's window query) and check the counts
 #   BIG=0         1: add scattered+persisted and rotated+persisted at BIG_MB (long: minutes each)
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/.."
 RUNS=${1:-${RUNS:-3}}
 MB=${MB:-200}
 FILES=${FILES:-8}
-CORNERS=${CORNERS:-"by-agent:deltas rotated:deltas scattered:deltas by-agent:persisted rotated:persisted scattered:persisted"}
+CORNERS=${CORNERS-"by-agent:deltas rotated:deltas scattered:deltas by-agent:persisted rotated:persisted scattered:persisted"}
 QUERY=${QUERY:-1}
 BIG=${BIG:-0}
 BIG_MB=${BIG_MB:-2000}
