@@ -138,7 +138,7 @@ struct BarRow {
 }
 
 /// A "nice" axis step for values up to `max` with about `ticks` ticks.
-fn nice_step(max: f64, ticks: f64) -> f64 {
+pub(crate) fn nice_step(max: f64, ticks: f64) -> f64 {
     if max <= 0.0 {
         return 1.0;
     }

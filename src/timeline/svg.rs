@@ -204,21 +204,11 @@ fn fields(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// A step between ticks that gives about `ticks` of them.
-fn nice_step(span: f64, ticks: f64) -> i64 {
-    let raw = (span / ticks).max(1.0);
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
-    step.max(1.0) as i64
-}
-
 fn axis(p: &mut Page, height: f64) {
     let (first, last) = (p.t.first_seq, p.t.last_seq);
-    let step = nice_step((dist(first, last) + 1) as f64, p.s.width / 110.0);
+    // The report's charts' steps (1, 2 or 5 times a power of ten; whole ones here).
+    let step =
+        (crate::html::nice_step((dist(first, last) + 1) as f64, p.s.width / 110.0) as i64).max(1);
     let mut seq = (first / step) * step;
     if seq < first {
         seq = seq.saturating_add(step);
