@@ -99,12 +99,9 @@ impl Spill {
                 continue;
             }
             self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
-            let mut w = self.parts[p].lock().unwrap_or_else(|e| e.into_inner());
+            let mut w = lock(&self.parts[p]);
             if let Err(e) = w.write_all(buf) {
-                self.error
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get_or_insert(e);
+                lock(&self.error).get_or_insert(e);
             }
         }
     }
@@ -116,7 +113,7 @@ impl Spill {
 
     /// Flushes the partition files; returns their paths.
     pub fn finish(self) -> Result<Vec<PathBuf>> {
-        if let Some(e) = self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(e) = lock(&self.error).take() {
             return Err(Error::io(&self.dir, e));
         }
         let mut paths = Vec::with_capacity(self.parts.len());
