@@ -227,6 +227,20 @@ pub const INDEX_BYTES: usize = 19;
 const INDEXED: u8 = 1;
 /// [`PayloadIndex::flags`]: the wanted members include `text`, and it is a string.
 const TEXT_STRING: u8 = 2;
+/// [`PayloadIndex::flags`]: the event is a turn end or an idle whose `inferred` member is
+/// `true` (its importer deduced it): the reducer asks every such event, and the answer
+/// otherwise meant a walk of the whole payload.
+const INFERRED: u8 = 4;
+
+/// The kinds whose index answers [`PayloadIndex::inferred`].
+fn says_inferred(kind: Kind) -> bool {
+    matches!(kind, Kind::TurnEnd | Kind::AgentIdle)
+}
+
+/// Whether the member `inferred` found in a payload is `true`.
+fn is_true(found: Option<Raw>) -> bool {
+    found.and_then(Raw::as_bool) == Some(true)
+}
 
 impl PayloadIndex {
     /// No index: every read walks `data`.
@@ -261,7 +275,11 @@ impl PayloadIndex {
             }
         }
         let found = wanted_members(kind, |keys, out| fields_into(data, keys, out));
-        PayloadIndex::from_found(kind, data, found)
+        let mut ix = PayloadIndex::from_found(kind, data, found);
+        if says_inferred(kind) && is_true(get(data, "inferred")) {
+            ix.flags |= INFERRED;
+        }
+        ix
     }
 
     /// [`PayloadIndex::of`], with the top-level members of `data` as the decoder met them
@@ -272,7 +290,15 @@ impl PayloadIndex {
             return PayloadIndex::of_kind(kind, data);
         }
         let found = wanted_members(kind, |keys, out| members.find(data, keys, out));
-        PayloadIndex::from_found(kind, data, found)
+        let mut ix = PayloadIndex::from_found(kind, data, found);
+        if says_inferred(kind) {
+            let mut inferred = [None];
+            members.find(data, &["inferred"], &mut inferred);
+            if is_true(inferred[0]) {
+                ix.flags |= INFERRED;
+            }
+        }
+        ix
     }
 
     /// The index of the members `found` of [`wanted`]`(kind)` in `data` (at most 64 KiB).
@@ -320,7 +346,7 @@ impl PayloadIndex {
     pub fn from_bytes(kind: Kind, b: &[u8; INDEX_BYTES]) -> PayloadIndex {
         let mut ix = PayloadIndex {
             kind,
-            flags: b[18] & (INDEXED | TEXT_STRING),
+            flags: b[18] & (INDEXED | TEXT_STRING | INFERRED),
             text_chars: u16::from_le_bytes([b[16], b[17]]),
             ..PayloadIndex::NONE
         };
@@ -367,6 +393,16 @@ impl PayloadIndex {
             }
         }
         out
+    }
+
+    /// Whether `data` (the payload of a turn end or an idle) has `inferred: true`, as
+    /// [`fields`] reads it.
+    #[inline]
+    pub fn inferred(&self, data: &str) -> bool {
+        if self.flags & INDEXED == 0 || !says_inferred(self.kind) {
+            return is_true(get(data, "inferred"));
+        }
+        self.flags & INFERRED != 0
     }
 
     /// The length in characters of the string member `text` of `data`:

@@ -136,6 +136,44 @@ fn edges_of_the_grammar_decode_the_same() {
     assert!(fast >= 10, "{fast} lines took the fast path");
 }
 
+/// Importers mark deduced turn ends and idles `inferred: true`, and the reducer asks every
+/// turn end and idle through its payload index: the index's answer (built by either
+/// decoder) is serde_json's reading of the top-level member.
+#[test]
+fn the_index_reads_inferred_as_serde_json_does() {
+    let mut n = 0;
+    for ty in ["turn/end", "agent/idle", "turn/start"] {
+        for data in [
+            r#"{"inferred":true}"#,
+            r#"{"inferred":false}"#,
+            r#"{"reason":{"kind":"completed"},"text":"done","inferred":true}"#,
+            r#"{"reason":{"kind":"completed","inferred":true}}"#,
+            r#"{"x":"\"inferred\":true"}"#,
+            r#"{"infer\u0072ed":true}"#,
+            r#"{"inferred":true,"inferred":false}"#,
+            r#"{"inferred":false,"inferred":true}"#,
+            r#"{"inferred":"true"}"#,
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"inferred":true}"#,
+            "{}",
+        ] {
+            let line = format!(
+                r#"{{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"s","type":"{ty}","data":{data}}}"#
+            );
+            check(line.as_bytes());
+            let ev = parse_line(line.as_bytes()).unwrap();
+            let map: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&ev.data).unwrap();
+            let want = map.get("inferred") == Some(&serde_json::Value::Bool(true));
+            assert_eq!(ev.index.inferred(&ev.data), want, "{line}");
+            if let Some(fast) = parse_line_fast(line.as_bytes()) {
+                assert_eq!(fast.index.inferred(&fast.data), want, "fast: {line}");
+            }
+            n += want as usize;
+        }
+    }
+    assert_eq!(n, 3 * 5, "lines that say inferred: true");
+}
+
 /// The reader decodes through the fast path with ids shared per file: every event it keeps
 /// is the event `parse_line` reads from that line, and within the file equal ids are one
 /// pointer (what makes an event 88 bytes instead of 152).
