@@ -8,7 +8,7 @@ use runlog::ingest::{self, IngestOptions};
 /// The allocator the `runlog` binary uses (src/main.rs), so that the figures are the
 /// binary's: with the system allocator, malloc/free took about 30 % of the reduce bench.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: runlog_core::alloc::Mimalloc = runlog_core::alloc::Mimalloc;
 
 fn log_bytes(agents: u64) -> Vec<u8> {
     log_bytes_of(agents, gen::Mix::Deltas)

@@ -13,6 +13,11 @@ use runlog_core::gen::{write, GenOptions};
 use runlog_core::ingest::{ingest_paths, IngestOptions};
 use runlog_core::reduce::reduce_all;
 
+/// The allocator of the `runlog` binary, set up as it sets it up (`src/main.rs`), so that
+/// instruction and page-fault counts are the binary's.
+#[global_allocator]
+static GLOBAL: runlog_core::alloc::Mimalloc = runlog_core::alloc::Mimalloc;
+
 fn fnv(h: &mut u64, b: &[u8]) {
     for &x in b {
         *h ^= x as u64;
@@ -21,6 +26,8 @@ fn fnv(h: &mut u64, b: &[u8]) {
 }
 
 fn main() {
+    runlog_core::alloc::small_pages();
+    runlog_core::alloc::keep_freed_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("gen") => {

@@ -11,6 +11,8 @@
 //! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs
 //! for tests, demos and benchmarks.
 
+#[cfg(feature = "mimalloc")]
+pub mod alloc;
 pub mod decode;
 pub mod error;
 pub mod event;
