@@ -257,7 +257,6 @@ pub fn assemble_events(
             let whole = part.first().map(|ev| {
                 let a = ag.agent(&ev.root);
                 ag.sizes[a as usize] += part.len();
-                ag.parts_of[a as usize] += 1;
                 a
             });
             part_agent.push(whole);
@@ -282,13 +281,8 @@ pub fn assemble_events(
             }
         }
         let whole = single.filter(|_| !mixed);
-        if let Some(a) = whole {
-            ag.parts_of[a as usize] += 1;
+        if whole.is_some() {
             agent_of.truncate(start); // not needed: the part moves whole
-        } else {
-            for &a in &agent_of[start..] {
-                ag.parts_of[a as usize] += 2; // counts as "not alone"
-            }
         }
         part_agent.push(whole);
     }
@@ -296,37 +290,55 @@ pub fn assemble_events(
         index,
         roots,
         sizes,
-        parts_of,
     } = ag;
     drop(index);
-    // Pass 2: move.
-    let mut grouped: Vec<Vec<Event>> = vec![Vec::new(); sizes.len()];
+    // Pass 2: hand each agent its pieces, in part order: whole parts as they are, and the
+    // events of mixed parts as runs. The copies into one buffer per agent are made below,
+    // in parallel (on one thread, moving every event of agents spread over many files held
+    // up the other core).
+    let mut pieces: Vec<Vec<Vec<Event>>> = (0..sizes.len()).map(|_| Vec::new()).collect();
     let mut k = 0;
-    for (part, whole) in parts.into_iter().zip(part_agent) {
+    for (p, (part, whole)) in parts.into_iter().zip(part_agent).enumerate() {
         match whole {
-            Some(a) if parts_of[a as usize] == 1 => grouped[a as usize] = part,
-            Some(a) => {
-                let g = &mut grouped[a as usize];
-                g.reserve_exact(sizes[a as usize] - g.len());
-                g.extend(part);
-            }
+            Some(a) => pieces[a as usize].push(part),
             None => {
+                // The part each agent's last run came from.
+                let mut run_of: HashMap<u32, usize, foldhash::fast::RandomState> =
+                    HashMap::default();
                 for ev in part {
-                    let g = &mut grouped[agent_of[k] as usize];
-                    if g.capacity() == 0 {
-                        g.reserve_exact(sizes[agent_of[k] as usize]);
-                    }
-                    g.push(ev);
+                    let a = agent_of[k];
                     k += 1;
+                    let list = &mut pieces[a as usize];
+                    if run_of.insert(a, p) != Some(p) {
+                        list.push(Vec::new());
+                    }
+                    list.last_mut().expect("a run").push(ev);
                 }
             }
         }
     }
     drop(agent_of);
-    let by_root: Vec<(String, Vec<Event>)> = roots.into_iter().zip(grouped).collect();
+    let by_root: Vec<(String, usize, Vec<Vec<Event>>)> = roots
+        .into_iter()
+        .zip(sizes)
+        .zip(pieces)
+        .map(|((root, size), pieces)| (root, size, pieces))
+        .collect();
     let mut agents: Vec<Resolved> = by_root
         .into_par_iter()
-        .map(|(root, mut evs)| {
+        .map(|(root, size, mut pieces)| {
+            // One part alone is the agent's buffer as it is; several are moved into one of
+            // the exact size (growing a buffer by doubling copied and touched up to twice
+            // the memory, and fresh memory is what ingest waits on most).
+            let mut evs = if pieces.len() == 1 {
+                pieces.pop().expect("one piece")
+            } else {
+                let mut all = Vec::with_capacity(size);
+                for piece in pieces {
+                    all.extend(piece);
+                }
+                all
+            };
             let is_imported = evs.iter().any(|e| imported[e.file as usize]);
             evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
             // Duplicates and conflicts are dropped in place: the buffer is exact already
@@ -419,8 +431,6 @@ struct AgentIndex {
     roots: Vec<String>,
     /// Events per agent.
     sizes: Vec<usize>,
-    /// Per agent: 1 per part holding only its events, 2 per part shared with others.
-    parts_of: Vec<u32>,
 }
 
 impl AgentIndex {
@@ -433,7 +443,6 @@ impl AgentIndex {
         self.index.insert(root.to_string(), a);
         self.roots.push(root.to_string());
         self.sizes.push(0);
-        self.parts_of.push(0);
         a
     }
 }
