@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use rayon::prelude::*;
 
 use crate::commit::{self, log, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
@@ -486,28 +487,44 @@ impl Run<'_> {
         let mut file_buckets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
         for &b in &touched {
             let new = new_by_bucket.remove(&b).unwrap_or_default();
-            let events_files = m
-                .bucket_files
-                .get("events")
-                .and_then(|t| t.get(&b))
-                .cloned()
-                .unwrap_or_default();
-            let mut kept = read_events(self.root, &events_files, &idx)?;
-            let before = kept.len();
-            let mut touched_roots: HashSet<&str> = new.iter().map(|e| e.root.as_str()).collect();
-            let mut gone: Vec<String> = Vec::new();
-            kept.retain(|e| {
-                let keep = !retracted_idx.contains(&e.file);
-                if !keep {
-                    gone.push(e.root.to_string());
+            let file_of = |t: &str| -> Vec<String> {
+                m.bucket_files
+                    .get(t)
+                    .and_then(|by_b| by_b.get(&b))
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            let events_files = file_of("events");
+            // The bucket's kept events, as batches; the agents this run touches are those
+            // of the new events and of the retracted files.
+            let mut old_batches = Vec::new();
+            for rel in &events_files {
+                old_batches.extend(read_parquet(self.root, rel)?);
+            }
+            let mut touched_roots: HashSet<String> =
+                new.iter().map(|e| e.root.to_string()).collect();
+            if !retracted_idx.is_empty() {
+                for batch in &old_batches {
+                    let roots = store::text_column(batch, "events", "root")?;
+                    let roots = roots.as_string::<i32>();
+                    for (i, name) in store::events_file_names(batch)?.iter().enumerate() {
+                        if retracted.contains(name.as_str()) {
+                            touched_roots.insert(roots.value(i).to_string());
+                        }
+                    }
                 }
-                keep
-            });
+            }
+            let (touched_batches, untouched_batches) = split_by_root(&old_batches, &touched_roots)?;
+            drop(old_batches);
+            let mut kept = Vec::new();
+            for batch in &touched_batches {
+                kept.extend(events_of(self.root, batch, &idx)?);
+            }
+            drop(touched_batches);
+            let before = kept.len();
+            kept.retain(|e| !retracted_idx.contains(&e.file));
             let dropped = before - kept.len();
-            touched_roots.extend(gone.iter().map(String::as_str));
-            if let Some(e) = kept.iter().find(|e| {
-                touched_roots.contains(e.root.as_str()) && format_of[e.file as usize] != "runlog"
-            }) {
+            if let Some(e) = kept.iter().find(|e| format_of[e.file as usize] != "runlog") {
                 return Ok(Plan::Full(format!(
                     "agent {} has events of an imported format ({}), whose numbers depend on \
                      every file",
@@ -536,6 +553,7 @@ impl Run<'_> {
                     )));
                 }
             }
+            // The touched agents assembled again, by the full ingest's own assembly.
             let old_count = kept.len();
             let mut parts: Vec<FileRead> = names
                 .iter()
@@ -550,12 +568,10 @@ impl Run<'_> {
                     r
                 })
                 .collect();
-            for e in kept {
-                old_kept[e.file as usize] += 1;
-                let f = e.file as usize;
-                parts[f].events.push(e);
-            }
-            for e in new {
+            for e in kept.into_iter().chain(new) {
+                if is_old(&e) {
+                    old_kept[e.file as usize] += 1;
+                }
                 let f = e.file as usize;
                 parts[f].events.push(e);
             }
@@ -571,6 +587,25 @@ impl Run<'_> {
                 file_buckets[ev.file as usize].insert(b);
             }
             let derived = reduce_all(&ing_b);
+            // The derived tables: the untouched agents' rows as they were, the touched
+            // agents' rows new.
+            let bid = format!("{id}-b{b:03}");
+            let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
+            for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
+                let mut old = Vec::new();
+                for rel in file_of(t) {
+                    old.extend(read_parquet(self.root, &rel)?);
+                }
+                let (_, mut keep) = split_by_root(&old, &touched_roots)?;
+                keep.push(store::derived_batch(&derived, t)?);
+                keep.retain(|b| b.num_rows() > 0);
+                tables.insert(t, keep);
+            }
+            let rows = |t: &str| tables[t].iter().map(|b| b.num_rows() as u64).sum::<u64>();
+            let (agents, intervals) = (rows("agents"), rows("intervals"));
+            // `events`: only the new events in a file of their own, unless a kept event
+            // was retracted or lost to a new line, or the bucket has files enough: then
+            // the bucket's events in one file.
             let still_old = ing_b
                 .agents
                 .iter()
@@ -579,7 +614,7 @@ impl Run<'_> {
                 .count();
             let append_only =
                 dropped == 0 && still_old == old_count && events_files.len() < MAX_EVENTS_FILES;
-            let written = if append_only {
+            let events_list = if append_only {
                 let fresh = Ingested {
                     files: ing_b.files.clone(),
                     agents: ing_b
@@ -593,35 +628,38 @@ impl Run<'_> {
                         .collect(),
                     ..Default::default()
                 };
-                let mut w = write_bucket(&dir, &id, b, &ing_b, &derived, &fresh)?;
-                let ev = w.entry("events".to_string()).or_default();
-                let mut all = events_files.clone();
+                let mut list = events_files.clone();
                 if !fresh.agents.is_empty() {
-                    all.append(ev);
+                    list.extend(store::write_events_parts(&dir, &bid, &fresh, None)?);
                 }
-                *ev = all;
-                w
+                list
             } else {
-                write_bucket(&dir, &id, b, &ing_b, &derived, &ing_b)?
+                let mut all = untouched_batches;
+                all.extend(store::events_batches(&ing_b)?);
+                all.retain(|b| b.num_rows() > 0);
+                tables.insert("events", all);
+                Vec::new()
             };
+            tables.retain(|_, batches| !batches.is_empty());
+            let mut written = store::write_parts(&dir, &bid, &tables)?;
+            if append_only {
+                written.insert("events".into(), events_list);
+            }
             for t in per_agent_tables() {
                 let e = bucket_files.entry(t.to_string()).or_default();
-                match written.get(t) {
-                    Some(fs) if !ing_b.agents.is_empty() => {
-                        e.insert(b, fs.clone());
+                match written.remove(t) {
+                    Some(fs) if !fs.is_empty() => {
+                        e.insert(b, fs);
                     }
                     _ => {
                         e.remove(&b);
                     }
                 }
             }
-            if ing_b.agents.is_empty() {
+            if agents == 0 {
                 bucket_counts.remove(&b);
             } else {
-                bucket_counts.insert(
-                    b,
-                    [ing_b.agents.len() as u64, derived.intervals.len() as u64],
-                );
+                bucket_counts.insert(b, [agents, intervals]);
             }
             a.buckets_written += 1;
         }
@@ -840,7 +878,7 @@ fn read_table<T>(
     root: &Root,
     m: &Manifest,
     table: &str,
-    decode: impl Fn(&datafusion::arrow::array::RecordBatch) -> Result<Vec<T>>,
+    decode: impl Fn(&RecordBatch) -> Result<Vec<T>>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for rel in m.tables.get(table).into_iter().flatten() {
@@ -856,7 +894,7 @@ fn read_files_table(root: &Root, m: &Manifest) -> Result<Vec<FileSummary>> {
 }
 
 /// One committed Parquet file's batches, through the warehouse's store.
-fn read_parquet(root: &Root, rel: &str) -> Result<Vec<datafusion::arrow::array::RecordBatch>> {
+fn read_parquet(root: &Root, rel: &str) -> Result<Vec<RecordBatch>> {
     use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use object_store::ObjectStoreExt;
     let bytes = block_on(async {
@@ -872,22 +910,44 @@ fn read_parquet(root: &Root, rel: &str) -> Result<Vec<datafusion::arrow::array::
     Ok(reader.collect::<std::result::Result<Vec<_>, _>>()?)
 }
 
-/// The kept events of `files` (one bucket's `events` files), numbered by `idx`.
-fn read_events(root: &Root, files: &[String], idx: &HashMap<&str, u32>) -> Result<Vec<Event>> {
-    let mut out = Vec::new();
-    for rel in files {
-        for b in read_parquet(root, rel)? {
-            let names = store::events_file_names(&b)?;
-            for (mut e, name) in store::events_from_batch(&b)?.into_iter().zip(names) {
-                e.file = *idx.get(name.as_str()).ok_or_else(|| {
-                    root.error(format!(
-                        "{rel} names the input {name}, which its files table does not: damaged; \
-                         ingest the logs again"
-                    ))
-                })?;
-                out.push(e);
-            }
-        }
+/// The events of a batch of the `events` table, numbered by `idx`.
+fn events_of(root: &Root, b: &RecordBatch, idx: &HashMap<&str, u32>) -> Result<Vec<Event>> {
+    let names = store::events_file_names(b)?;
+    store::events_from_batch(b)?
+        .into_iter()
+        .zip(names)
+        .map(|(mut e, name)| {
+            e.file = *idx.get(name.as_str()).ok_or_else(|| {
+                root.error(format!(
+                    "its events name the input {name}, which its files table does not: \
+                     damaged; ingest the logs again"
+                ))
+            })?;
+            Ok(e)
+        })
+        .collect()
+}
+
+/// Batches of a per-agent table split into the rows of the agents in `roots` and the others.
+fn split_by_root(
+    batches: &[RecordBatch],
+    roots: &HashSet<String>,
+) -> Result<(Vec<RecordBatch>, Vec<RecordBatch>)> {
+    use datafusion::arrow::array::BooleanArray;
+    use datafusion::arrow::compute::filter_record_batch;
+    let (mut yes, mut no) = (Vec::new(), Vec::new());
+    for b in batches {
+        let col = store::text_column(b, "a per-agent", "root")?;
+        let col = col.as_string::<i32>();
+        let mask: BooleanArray = col
+            .iter()
+            .map(|r| Some(roots.contains(r.unwrap_or_default())))
+            .collect();
+        let not: BooleanArray = mask.iter().map(|m| m.map(|v| !v)).collect();
+        yes.push(filter_record_batch(b, &mask)?);
+        no.push(filter_record_batch(b, &not)?);
     }
-    Ok(out)
+    yes.retain(|b| b.num_rows() > 0);
+    no.retain(|b| b.num_rows() > 0);
+    Ok((yes, no))
 }

@@ -996,7 +996,7 @@ pub fn events_from_batch(b: &RecordBatch) -> Result<Vec<Event>> {
 }
 
 /// A column of a table read back, as plain UTF-8 strings.
-fn text_column(b: &RecordBatch, table: &str, name: &str) -> Result<ArrayRef> {
+pub fn text_column(b: &RecordBatch, table: &str, name: &str) -> Result<ArrayRef> {
     let c = b.column_by_name(name).ok_or_else(|| {
         Error::Invalid(format!(
             "the {table} table has no column {name}: not a runlog warehouse, or damaged"

@@ -150,6 +150,9 @@ fn check_split(logs: &[PathBuf], seed: u64, full_a: bool, mutate: bool) -> Strin
         b.push(f.clone());
     }
     let out = stderr(&ingest(&b, &wh, true));
+    if later.len() == 2 {
+        assert!(out.contains("1 grown, 1 changed"), "{out}");
+    }
     let full = dir.path().join("full");
     ingest(&files, &full, false);
     let what = format!("seed {seed}, full A {full_a}, A {a:?}, B {b:?}");
@@ -367,4 +370,39 @@ fn eight_concurrent_appenders_all_land_one_version_each() {
         assert_eq!(kept, full_kept, "nothing lost");
     }
     assert_same(&local, &full, "eight appenders");
+}
+
+#[test]
+fn many_appends_compact_each_buckets_events_files() {
+    // Rotated files: every day's file continues the agents of the days before.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 12,
+        seed: 2,
+        files: 12,
+        layout: Layout::Rotated,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let wh = dir.path().join("wh");
+    for f in &logs {
+        let out = stderr(&ingest(std::slice::from_ref(f), &wh, true));
+        assert!(!out.contains("read every input again"), "{out}");
+    }
+    let m = runlog::commit::read_manifest(&wh).unwrap();
+    let most = m.bucket_files["events"]
+        .values()
+        .map(Vec::len)
+        .max()
+        .unwrap();
+    assert!(
+        most <= runlog::append::MAX_EVENTS_FILES,
+        "{most} events files in a bucket"
+    );
+    assert!(most > 1, "appends add events files");
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(&wh, &full, "twelve appends");
 }
