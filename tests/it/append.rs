@@ -297,9 +297,11 @@ fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
     let wh = dir.path().join("wh");
     ingest(&logs[..1], &wh, true);
     let first = count_events(&wh).unwrap();
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    let total = count_events(&full).unwrap();
     let mut args: Vec<&str> = vec!["ingest", "--append", "-q", "-w", s(&wh)];
     args.extend(logs[1..].iter().map(|p| s(p)));
-    let mut landed = false;
     for delay_ms in [5u64, 30, 80, 150, 300, 600] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
             .args(&args)
@@ -309,18 +311,17 @@ fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
         let _ = child.kill(); // SIGKILL
         let status = child.wait().unwrap();
         let n = count_events(&wh).expect("the warehouse stays readable");
-        if status.success() || n != first {
-            landed = true;
+        if status.success() {
+            assert_eq!(n, total, "a finished append is whole");
+        } else {
+            assert!(
+                n == first || n == total,
+                "killed after {delay_ms} ms: {n} events"
+            );
         }
-        assert!(
-            n == first || landed,
-            "killed after {delay_ms} ms: {n} events"
-        );
     }
     // A re-run converges on the tables of a full ingest.
     ok(runlog(&args));
-    let full = dir.path().join("full");
-    ingest(&logs, &full, false);
     assert_same(&wh, &full, "after kills");
 }
 
