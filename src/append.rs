@@ -767,6 +767,15 @@ impl Run<'_> {
         for (t, fs) in &shared_files {
             tables.insert(t.clone(), fs.clone());
         }
+        // A table with no rows in any bucket is one empty file (readers need a file).
+        for &t in TABLES {
+            let fs = tables.entry(t.to_string()).or_default();
+            if fs.is_empty() {
+                let rel = format!("{t}/part-{}-empty.parquet", staged.id());
+                store::write_parquet(&dir.join(&rel), t, &[])?;
+                fs.push(rel);
+            }
+        }
         let mut summary = runlog_core::summarize(&shared, &Derived::default(), 0.0);
         summary.skipped_files = self.skipped;
         summary.agents = bucket_counts.values().map(|c| c[0]).sum();

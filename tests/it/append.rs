@@ -407,3 +407,24 @@ fn many_appends_compact_each_buckets_events_files() {
     ingest(&logs, &full, false);
     assert_same(&wh, &full, "twelve appends");
 }
+
+#[test]
+fn tables_without_rows_are_readable_after_an_append() {
+    // Two log events: no intervals, turns, tool calls, callbacks or runs.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.jsonl");
+    let line = |seq: u64| {
+        format!(
+            "{{\"seq\":{seq},\"ts\":\"2026-11-03T10:00:0{seq}Z\",\"root\":\"r\",\"session\":\"r\",\"type\":\"log\",\"data\":{{\"msg\":\"m{seq}\"}}}}\n"
+        )
+    };
+    std::fs::write(&f, line(1)).unwrap();
+    let wh = dir.path().join("wh");
+    ingest(std::slice::from_ref(&f), &wh, true);
+    std::fs::write(&f, line(1) + &line(2)).unwrap();
+    let out = stderr(&ingest(std::slice::from_ref(&f), &wh, true));
+    assert!(out.contains("1 grown"), "{out}");
+    let full = dir.path().join("full");
+    ingest(std::slice::from_ref(&f), &full, false);
+    assert_same(&wh, &full, "two log events");
+}
