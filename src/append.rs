@@ -466,7 +466,6 @@ impl Run<'_> {
                 },
             )
             .collect();
-        let is_old = |e: &Event| grown_lines[e.file as usize].is_some_and(|l| e.line <= l);
         let mut touched: BTreeSet<u32> = new_by_bucket.keys().copied().collect();
         for name in &retracted {
             if let Some(fp) = m.inputs.get(*name) {
@@ -485,166 +484,47 @@ impl Run<'_> {
         let mut old_kept = vec![0u64; n];
         let mut conflicts: Vec<Reject> = Vec::new();
         let mut file_buckets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
-        for &b in &touched {
-            let new = new_by_bucket.remove(&b).unwrap_or_default();
-            let file_of = |t: &str| -> Vec<String> {
-                m.bucket_files
-                    .get(t)
-                    .and_then(|by_b| by_b.get(&b))
-                    .cloned()
-                    .unwrap_or_default()
+        let ctx = Buckets {
+            root: self.root,
+            m,
+            names: &names,
+            idx: &idx,
+            format_of: &format_of,
+            retracted: &retracted,
+            retracted_idx: &retracted_idx,
+            grown_lines: &grown_lines,
+            losers,
+            dir: &dir,
+            id: &id,
+        };
+        // Buckets in parallel: each holds its touched agents only.
+        let work: Vec<(u32, Vec<Event>)> = touched
+            .iter()
+            .map(|&b| (b, new_by_bucket.remove(&b).unwrap_or_default()))
+            .collect();
+        let outs: Vec<std::result::Result<BucketOut, String>> = work
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|(b, new)| ctx.bucket(b, new))
+            .collect::<Result<_>>()?;
+        for out in outs {
+            let out = match out {
+                Ok(o) => o,
+                Err(why) => return Ok(Plan::Full(why)),
             };
-            let events_files = file_of("events");
-            // The bucket's kept events, as batches; the agents this run touches are those
-            // of the new events and of the retracted files.
-            let mut old_batches = Vec::new();
-            for rel in &events_files {
-                old_batches.extend(read_parquet(self.root, rel)?);
+            let b = out.b;
+            for f in 0..n {
+                acc[f].kept += out.acc[f].kept;
+                acc[f].duplicates += out.acc[f].duplicates;
+                acc[f].rejects += out.acc[f].rejects;
+                acc[f].events += out.acc[f].events;
+                old_kept[f] += out.old_kept[f];
             }
-            let mut touched_roots: HashSet<String> =
-                new.iter().map(|e| e.root.to_string()).collect();
-            if !retracted_idx.is_empty() {
-                for batch in &old_batches {
-                    let roots = store::text_column(batch, "events", "root")?;
-                    let roots = roots.as_string::<i32>();
-                    for (i, name) in store::events_file_names(batch)?.iter().enumerate() {
-                        if retracted.contains(name.as_str()) {
-                            touched_roots.insert(roots.value(i).to_string());
-                        }
-                    }
-                }
+            conflicts.extend(out.conflicts);
+            for f in out.files_here {
+                file_buckets[f as usize].insert(b);
             }
-            let (touched_batches, untouched_batches) = split_by_root(&old_batches, &touched_roots)?;
-            drop(old_batches);
-            let mut kept = Vec::new();
-            for batch in &touched_batches {
-                kept.extend(events_of(self.root, batch, &idx)?);
-            }
-            drop(touched_batches);
-            let before = kept.len();
-            kept.retain(|e| !retracted_idx.contains(&e.file));
-            let dropped = before - kept.len();
-            if let Some(e) = kept.iter().find(|e| format_of[e.file as usize] != "runlog") {
-                return Ok(Plan::Full(format!(
-                    "agent {} has events of an imported format ({}), whose numbers depend on \
-                     every file",
-                    e.root, names[e.file as usize]
-                )));
-            }
-            if losers > 0 {
-                // A new line winning over a kept event would change the fate of the lines
-                // that lost to it, which the warehouse does not keep.
-                let mut first: HashMap<(&str, u64), (u32, u64)> = HashMap::new();
-                for e in &new {
-                    let k = first
-                        .entry((e.root.as_str(), e.seq))
-                        .or_insert((e.file, e.line));
-                    *k = (*k).min((e.file, e.line));
-                }
-                if let Some(e) = kept.iter().find(|e| {
-                    first
-                        .get(&(e.root.as_str(), e.seq))
-                        .is_some_and(|&n| n < (e.file, e.line))
-                }) {
-                    return Ok(Plan::Full(format!(
-                        "a new line would win over the event kept from {}:{} while the \
-                         warehouse holds duplicate or conflicting lines",
-                        names[e.file as usize], e.line
-                    )));
-                }
-            }
-            // The touched agents assembled again, by the full ingest's own assembly.
-            let old_count = kept.len();
-            let mut parts: Vec<FileRead> = names
-                .iter()
-                .enumerate()
-                .map(|(f, name)| {
-                    let mut r = FileRead {
-                        format: Format::Runlog,
-                        ..Default::default()
-                    };
-                    r.summary.file = name.clone();
-                    r.summary.format = format_of[f].clone();
-                    r
-                })
-                .collect();
-            for e in kept.into_iter().chain(new) {
-                if is_old(&e) {
-                    old_kept[e.file as usize] += 1;
-                }
-                let f = e.file as usize;
-                parts[f].events.push(e);
-            }
-            let mut ing_b = ingest::assemble(parts);
-            for (f, s) in ing_b.files.iter().enumerate() {
-                acc[f].kept += s.kept;
-                acc[f].duplicates += s.duplicates;
-                acc[f].rejects += s.rejects;
-                acc[f].events += s.events;
-            }
-            conflicts.append(&mut ing_b.rejects);
-            for ev in ing_b.agents.iter().flat_map(|a| &a.events) {
-                file_buckets[ev.file as usize].insert(b);
-            }
-            let derived = reduce_all(&ing_b);
-            // The derived tables: the untouched agents' rows as they were, the touched
-            // agents' rows new.
-            let bid = format!("{id}-b{b:03}");
-            let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
-            for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
-                let mut old = Vec::new();
-                for rel in file_of(t) {
-                    old.extend(read_parquet(self.root, &rel)?);
-                }
-                let (_, mut keep) = split_by_root(&old, &touched_roots)?;
-                keep.push(store::derived_batch(&derived, t)?);
-                keep.retain(|b| b.num_rows() > 0);
-                tables.insert(t, keep);
-            }
-            let rows = |t: &str| tables[t].iter().map(|b| b.num_rows() as u64).sum::<u64>();
-            let (agents, intervals) = (rows("agents"), rows("intervals"));
-            // `events`: only the new events in a file of their own, unless a kept event
-            // was retracted or lost to a new line, or the bucket has files enough: then
-            // the bucket's events in one file.
-            let still_old = ing_b
-                .agents
-                .iter()
-                .flat_map(|a| &a.events)
-                .filter(|e| is_old(e))
-                .count();
-            let append_only =
-                dropped == 0 && still_old == old_count && events_files.len() < MAX_EVENTS_FILES;
-            let events_list = if append_only {
-                let fresh = Ingested {
-                    files: ing_b.files.clone(),
-                    agents: ing_b
-                        .agents
-                        .iter()
-                        .map(|ag| ingest::Agent {
-                            root: ag.root.clone(),
-                            events: ag.events.iter().filter(|e| !is_old(e)).cloned().collect(),
-                        })
-                        .filter(|ag| !ag.events.is_empty())
-                        .collect(),
-                    ..Default::default()
-                };
-                let mut list = events_files.clone();
-                if !fresh.agents.is_empty() {
-                    list.extend(store::write_events_parts(&dir, &bid, &fresh, None)?);
-                }
-                list
-            } else {
-                let mut all = untouched_batches;
-                all.extend(store::events_batches(&ing_b)?);
-                all.retain(|b| b.num_rows() > 0);
-                tables.insert("events", all);
-                Vec::new()
-            };
-            tables.retain(|_, batches| !batches.is_empty());
-            let mut written = store::write_parts(&dir, &bid, &tables)?;
-            if append_only {
-                written.insert("events".into(), events_list);
-            }
+            let mut written = out.written;
             for t in per_agent_tables() {
                 let e = bucket_files.entry(t.to_string()).or_default();
                 match written.remove(t) {
@@ -656,10 +536,10 @@ impl Run<'_> {
                     }
                 }
             }
-            if agents == 0 {
+            if out.counts[0] == 0 {
                 bucket_counts.remove(&b);
             } else {
-                bucket_counts.insert(b, [agents, intervals]);
+                bucket_counts.insert(b, out.counts);
             }
             a.buckets_written += 1;
         }
@@ -837,6 +717,230 @@ impl Run<'_> {
             Err(_) if stale => Ok(None),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// What one bucket's append found and wrote.
+struct BucketOut {
+    b: u32,
+    /// Per input file: what assembly found in the bucket (kept, duplicates, rejects, events).
+    acc: Vec<FileSummary>,
+    /// Per input file: the kept events of the warehouse given to the assembly.
+    old_kept: Vec<u64>,
+    conflicts: Vec<Reject>,
+    /// Input files with events in the bucket.
+    files_here: BTreeSet<u32>,
+    /// Per-agent table -> the bucket's files (none: the table has no rows in it).
+    written: BTreeMap<String, Vec<String>>,
+    /// Agents and intervals in the bucket.
+    counts: [u64; 2],
+}
+
+/// What every bucket of one incremental append shares.
+struct Buckets<'a> {
+    root: &'a Root,
+    m: &'a Manifest,
+    names: &'a [String],
+    idx: &'a HashMap<&'a str, u32>,
+    format_of: &'a [String],
+    retracted: &'a HashSet<&'a str>,
+    retracted_idx: &'a HashSet<u32>,
+    /// Per input file: lines up to which its events were in the warehouse before.
+    grown_lines: &'a [Option<u64>],
+    losers: u64,
+    dir: &'a Path,
+    id: &'a str,
+}
+
+impl Buckets<'_> {
+    /// Appends the new events `new` of bucket `b` (see the module documentation), or says
+    /// why the warehouse cannot tell exactly.
+    fn bucket(&self, b: u32, new: Vec<Event>) -> Result<std::result::Result<BucketOut, String>> {
+        let Buckets {
+            root,
+            m,
+            names,
+            idx,
+            format_of,
+            retracted,
+            retracted_idx,
+            grown_lines,
+            losers,
+            dir,
+            id,
+        } = *self;
+        let n = names.len();
+        let is_old = |e: &Event| grown_lines[e.file as usize].is_some_and(|l| e.line <= l);
+        let file_of = |t: &str| -> Vec<String> {
+            m.bucket_files
+                .get(t)
+                .and_then(|by_b| by_b.get(&b))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let events_files = file_of("events");
+        // The bucket's kept events, as batches; the agents this run touches are those
+        // of the new events and of the retracted files.
+        let mut old_batches = Vec::new();
+        for rel in &events_files {
+            old_batches.extend(read_parquet(root, rel)?);
+        }
+        let mut touched_roots: HashSet<String> = new.iter().map(|e| e.root.to_string()).collect();
+        if !retracted_idx.is_empty() {
+            for batch in &old_batches {
+                let roots = store::text_column(batch, "events", "root")?;
+                let roots = roots.as_string::<i32>();
+                for (i, name) in store::events_file_names(batch)?.iter().enumerate() {
+                    if retracted.contains(name.as_str()) {
+                        touched_roots.insert(roots.value(i).to_string());
+                    }
+                }
+            }
+        }
+        let (touched_batches, untouched_batches) = split_by_root(&old_batches, &touched_roots)?;
+        drop(old_batches);
+        let mut kept = Vec::new();
+        for batch in &touched_batches {
+            kept.extend(events_of(root, batch, idx)?);
+        }
+        drop(touched_batches);
+        let before = kept.len();
+        kept.retain(|e| !retracted_idx.contains(&e.file));
+        let dropped = before - kept.len();
+        if let Some(e) = kept.iter().find(|e| format_of[e.file as usize] != "runlog") {
+            return Ok(Err(format!(
+                "agent {} has events of an imported format ({}), whose numbers depend on \
+                     every file",
+                e.root, names[e.file as usize]
+            )));
+        }
+        if losers > 0 {
+            // A new line winning over a kept event would change the fate of the lines
+            // that lost to it, which the warehouse does not keep.
+            let mut first: HashMap<(&str, u64), (u32, u64)> = HashMap::new();
+            for e in &new {
+                let k = first
+                    .entry((e.root.as_str(), e.seq))
+                    .or_insert((e.file, e.line));
+                *k = (*k).min((e.file, e.line));
+            }
+            if let Some(e) = kept.iter().find(|e| {
+                first
+                    .get(&(e.root.as_str(), e.seq))
+                    .is_some_and(|&n| n < (e.file, e.line))
+            }) {
+                return Ok(Err(format!(
+                    "a new line would win over the event kept from {}:{} while the \
+                         warehouse holds duplicate or conflicting lines",
+                    names[e.file as usize], e.line
+                )));
+            }
+        }
+        // The touched agents assembled again, by the full ingest's own assembly.
+        let old_count = kept.len();
+        let (mut acc, mut old_kept) = (vec![FileSummary::default(); n], vec![0u64; n]);
+        let mut parts: Vec<FileRead> = names
+            .iter()
+            .enumerate()
+            .map(|(f, name)| {
+                let mut r = FileRead {
+                    format: Format::Runlog,
+                    ..Default::default()
+                };
+                r.summary.file = name.clone();
+                r.summary.format = format_of[f].clone();
+                r
+            })
+            .collect();
+        for e in kept.into_iter().chain(new) {
+            if is_old(&e) {
+                old_kept[e.file as usize] += 1;
+            }
+            let f = e.file as usize;
+            parts[f].events.push(e);
+        }
+        let mut ing_b = ingest::assemble(parts);
+        for (f, s) in ing_b.files.iter().enumerate() {
+            acc[f].kept += s.kept;
+            acc[f].duplicates += s.duplicates;
+            acc[f].rejects += s.rejects;
+            acc[f].events += s.events;
+        }
+        let conflicts = std::mem::take(&mut ing_b.rejects);
+        let files_here: BTreeSet<u32> = ing_b
+            .agents
+            .iter()
+            .flat_map(|a| &a.events)
+            .map(|e| e.file)
+            .collect();
+        let derived = reduce_all(&ing_b);
+        // The derived tables: the untouched agents' rows as they were, the touched
+        // agents' rows new.
+        let bid = format!("{id}-b{b:03}");
+        let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
+        for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
+            let mut old = Vec::new();
+            for rel in file_of(t) {
+                old.extend(read_parquet(root, &rel)?);
+            }
+            let (_, mut keep) = split_by_root(&old, &touched_roots)?;
+            keep.push(store::derived_batch(&derived, t)?);
+            keep.retain(|b| b.num_rows() > 0);
+            tables.insert(t, keep);
+        }
+        let rows = |t: &str| tables[t].iter().map(|b| b.num_rows() as u64).sum::<u64>();
+        let (agents, intervals) = (rows("agents"), rows("intervals"));
+        // `events`: only the new events in a file of their own, unless a kept event
+        // was retracted or lost to a new line, or the bucket has files enough: then
+        // the bucket's events in one file.
+        let still_old = ing_b
+            .agents
+            .iter()
+            .flat_map(|a| &a.events)
+            .filter(|e| is_old(e))
+            .count();
+        let append_only =
+            dropped == 0 && still_old == old_count && events_files.len() < MAX_EVENTS_FILES;
+        let events_list = if append_only {
+            let fresh = Ingested {
+                files: ing_b.files.clone(),
+                agents: ing_b
+                    .agents
+                    .iter()
+                    .map(|ag| ingest::Agent {
+                        root: ag.root.clone(),
+                        events: ag.events.iter().filter(|e| !is_old(e)).cloned().collect(),
+                    })
+                    .filter(|ag| !ag.events.is_empty())
+                    .collect(),
+                ..Default::default()
+            };
+            let mut list = events_files.clone();
+            if !fresh.agents.is_empty() {
+                list.extend(store::write_events_parts(dir, &bid, &fresh, None)?);
+            }
+            list
+        } else {
+            let mut all = untouched_batches;
+            all.extend(store::events_batches(&ing_b)?);
+            all.retain(|b| b.num_rows() > 0);
+            tables.insert("events", all);
+            Vec::new()
+        };
+        tables.retain(|_, batches| !batches.is_empty());
+        let mut written = store::write_parts(dir, &bid, &tables)?;
+        if append_only {
+            written.insert("events".into(), events_list);
+        }
+        Ok(Ok(BucketOut {
+            b,
+            acc,
+            old_kept,
+            conflicts,
+            files_here,
+            written,
+            counts: [agents, intervals],
+        }))
     }
 }
 
