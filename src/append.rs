@@ -55,7 +55,7 @@ pub const MAX_EVENTS_FILES: usize = 8;
 pub const MAX_ATTEMPTS: usize = 32;
 
 /// What an append did.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Appended {
     /// The warehouse's accounting after the append (`None`: nothing was new).
     pub summary: Option<Summary>,
@@ -611,7 +611,7 @@ impl Run<'_> {
             bucket_files,
             bucket_counts,
             b_count,
-            std::mem::replace(a, empty_appended()),
+            std::mem::replace(a, Appended::default()),
         )?;
         Ok(match done {
             Some(d) => Plan::Done(Box::new(d)),
@@ -941,22 +941,6 @@ impl Buckets<'_> {
             written,
             counts: [agents, intervals],
         }))
-    }
-}
-
-fn empty_appended() -> Appended {
-    Appended {
-        summary: None,
-        new_files: 0,
-        new_lines: 0,
-        grown_files: 0,
-        changed_files: 0,
-        unchanged_files: 0,
-        full_rewrite: None,
-        buckets_written: 0,
-        bytes_written: 0,
-        manifest: None,
-        replanned: 0,
     }
 }
 

@@ -30,6 +30,7 @@ impl Fnv {
     pub const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     pub const PRIME: u64 = 0x0000_0100_0000_01b3;
 
+    /// Feeds `bytes` to the hash.
     #[inline]
     pub fn add(&mut self, bytes: &[u8]) {
         let mut h = self.0;
