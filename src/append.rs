@@ -611,7 +611,7 @@ impl Run<'_> {
             bucket_files,
             bucket_counts,
             b_count,
-            std::mem::replace(a, Appended::default()),
+            std::mem::take(a),
         )?;
         Ok(match done {
             Some(d) => Plan::Done(Box::new(d)),
