@@ -428,3 +428,35 @@ fn tables_without_rows_are_readable_after_an_append() {
     ingest(std::slice::from_ref(&f), &full, false);
     assert_same(&wh, &full, "two log events");
 }
+
+#[test]
+fn an_append_onto_a_warehouse_of_an_older_release_reads_everything_once() {
+    // An older release's version: no fingerprint index, no buckets.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = generated(dir.path(), Layout::Scattered, 0.05, 31);
+    let wh = dir.path().join("wh");
+    ingest(&logs[..4], &wh, false);
+    let latest = std::fs::read_dir(wh.join("_log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .max()
+        .unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&latest).unwrap()).unwrap();
+    assert!(v.as_object_mut().unwrap().remove("inputs").is_some());
+    std::fs::write(&latest, serde_json::to_vec(&v).unwrap()).unwrap();
+    assert!(runlog::commit::read_manifest(&wh)
+        .unwrap()
+        .inputs
+        .is_empty());
+    let out = stderr(&ingest(&logs[4..], &wh, true));
+    assert!(out.contains("not stored in buckets yet"), "{out}");
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(&wh, &full, "older release");
+    // Bucketed now: the next append is incremental, and an unchanged one a no-op.
+    let again = stderr(&ingest(&logs[..4], &wh, true));
+    assert!(again.contains("0 new files, 0 new lines"), "{again}");
+}
