@@ -325,7 +325,7 @@ impl Run<'_> {
                 file_buckets[ev.file as usize].insert(b);
             }
             let derived = reduce_all(&sub);
-            let written = write_bucket(&dir, &id, b, &sub, &derived, &sub)?;
+            let written = write_bucket(&dir, &id, b, &sub, &derived)?;
             for (t, names) in written {
                 bucket_files.entry(t).or_default().insert(b, names);
             }
@@ -944,15 +944,13 @@ impl Buckets<'_> {
     }
 }
 
-/// Writes one bucket's per-agent tables: the derived ones of `ing` (every agent of the
-/// bucket) and the `events` of `events` (all of them, or only the new ones).
+/// Writes every per-agent table of one bucket's agents `ing` (reduced into `derived`).
 fn write_bucket(
     dir: &Path,
     id: &str,
     b: u32,
     ing: &Ingested,
     derived: &Derived,
-    events: &Ingested,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let id = format!("{id}-b{b:03}");
     let derived_tables: Vec<&'static str> = per_agent_tables()
@@ -961,12 +959,10 @@ fn write_bucket(
         .collect();
     let batches = store::some_batches(ing, derived, &derived_tables)?;
     let mut files = store::write_parts(dir, &id, &batches)?;
-    if !events.agents.is_empty() {
-        files.insert(
-            "events".into(),
-            store::write_events_parts(dir, &id, events, None)?,
-        );
-    }
+    files.insert(
+        "events".into(),
+        store::write_events_parts(dir, &id, ing, None)?,
+    );
     Ok(files)
 }
 
