@@ -11,6 +11,7 @@
 //! or on Ballista;
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
+pub mod append;
 pub mod baseline;
 pub mod bench;
 pub mod commit;

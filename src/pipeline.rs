@@ -166,7 +166,14 @@ pub fn ingest(
     summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
     let value = serde_json::to_value(&summary)?;
     let (manifest, shard_status) = match w.commit {
-        CommitMode::Full => (commit::commit_full(staged, files, value, w.gc)?, None),
+        CommitMode::Full => {
+            // The fingerprint index, so that a later `--append` knows what was read.
+            let index = crate::append::fingerprints(paths, &summary.per_file)?;
+            (
+                commit::commit_full(staged, files, value, index, w.gc)?,
+                None,
+            )
+        }
         CommitMode::Shard { shard, reshard } => {
             let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard, w.gc)?;
             (m, Some(s))
@@ -366,7 +373,7 @@ pub fn write_reduced(
     let staged = begin(warehouse, None)?;
     let id = staged.id().to_string();
     let (files, _, ()) = write_tables(staged.dir(), &id, ing, None, || Ok((d, ())))?;
-    commit::commit_full(staged, files, summary, GcPolicy::default())
+    commit::commit_full(staged, files, summary, BTreeMap::new(), GcPolicy::default())
 }
 
 /// Writes tables already built as record batches as a full commit (tests and benchmarks
@@ -379,5 +386,5 @@ pub fn write_batches(
     let staged = begin(warehouse, None)?;
     let id = staged.id().to_string();
     let files = store::write_parts(staged.dir(), &id, tables)?;
-    commit::commit_full(staged, files, summary, GcPolicy::default())
+    commit::commit_full(staged, files, summary, BTreeMap::new(), GcPolicy::default())
 }

@@ -6,13 +6,11 @@
 
 use std::path::Path;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Int64Type, TimestampMicrosecondType};
 use datafusion::prelude::{col, lit, ParquetReadOptions, SessionContext};
 
-use crate::error::{Error, Result};
-use crate::event::{Event, PayloadIndex};
+use crate::error::Result;
+use crate::event::Event;
+use crate::store::events_from_batch as batch_to_events;
 pub use runlog_core::replay::{follow, snapshot, timeline, timeline_entry};
 
 /// Reads one agent's events from a warehouse, in `seq` order.
@@ -60,68 +58,4 @@ pub async fn events_of_roots(
         evs.sort_by_key(|e| e.seq);
     }
     Ok(out)
-}
-
-fn batch_to_events(b: &RecordBatch) -> Result<Vec<Event>> {
-    let get = |name: &str| {
-        b.column_by_name(name).ok_or_else(|| {
-            Error::Invalid(format!(
-                "the events table has no column {name}: not a runlog warehouse, or damaged"
-            ))
-        })
-    };
-    let wrong = |name: &str, want: &str, got: &DataType| {
-        Error::Invalid(format!(
-            "the events table's column {name} is {got}, not {want}: not a runlog warehouse, or damaged"
-        ))
-    };
-    // Parquet strings may come back as views: normalise to plain UTF-8 arrays.
-    let text = |name: &str| -> Result<ArrayRef> {
-        let c = get(name)?;
-        if !matches!(
-            c.data_type(),
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-        ) {
-            return Err(wrong(name, "a string", c.data_type()));
-        }
-        Ok(cast(c, &DataType::Utf8)?)
-    };
-    let (root, session, turn, kind, data) = (
-        text("root")?,
-        text("session")?,
-        text("turn")?,
-        text("type")?,
-        text("data")?,
-    );
-    let (root, session, turn, kind, data) = (
-        root.as_string::<i32>(),
-        session.as_string::<i32>(),
-        turn.as_string::<i32>(),
-        kind.as_string::<i32>(),
-        data.as_string::<i32>(),
-    );
-    let int = |name: &str| {
-        let c = get(name)?;
-        c.as_primitive_opt::<Int64Type>()
-            .ok_or_else(|| wrong(name, "Int64", c.data_type()))
-    };
-    let (seq, line) = (int("seq")?, int("line")?);
-    let ts = get("ts")?;
-    let ts = ts
-        .as_primitive_opt::<TimestampMicrosecondType>()
-        .ok_or_else(|| wrong("ts", "a timestamp in microseconds", ts.data_type()))?;
-    Ok((0..b.num_rows())
-        .map(|i| Event {
-            seq: seq.value(i) as u64,
-            ts: ts.value(i),
-            root: root.value(i).into(),
-            session: session.value(i).into(),
-            turn: (!turn.is_null(i)).then(|| turn.value(i).into()),
-            kind: kind.value(i).into(),
-            data: data.value(i).to_string(),
-            file: 0,
-            line: line.value(i) as u64,
-            index: PayloadIndex::of(kind.value(i), data.value(i)),
-        })
-        .collect())
 }

@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StringBuilder,
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray, StringBuilder,
     TimestampMicrosecondArray,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{
+    DataType, Field, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, Encoding};
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -20,7 +23,7 @@ use datafusion::parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::event::Voice;
+use crate::event::{Event, PayloadIndex, Voice};
 use crate::ingest::{FileSummary, Ingested};
 use crate::reduce::Derived;
 
@@ -924,6 +927,154 @@ pub fn write_parts(
         .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), table, chunk))
         .collect::<Result<Vec<()>>>()?;
     Ok(files)
+}
+
+/// The events of a batch of the `events` table read back (`Event::file` is 0: the `file`
+/// column holds the name).
+pub fn events_from_batch(b: &RecordBatch) -> Result<Vec<Event>> {
+    let get = |name: &str| {
+        b.column_by_name(name).ok_or_else(|| {
+            Error::Invalid(format!(
+                "the events table has no column {name}: not a runlog warehouse, or damaged"
+            ))
+        })
+    };
+    let wrong = |name: &str, want: &str, got: &DataType| {
+        Error::Invalid(format!(
+            "the events table's column {name} is {got}, not {want}: not a runlog warehouse, or damaged"
+        ))
+    };
+    // Parquet strings may come back as views: normalise to plain UTF-8 arrays.
+    let text = |name: &str| -> Result<ArrayRef> {
+        let c = get(name)?;
+        if !matches!(
+            c.data_type(),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ) {
+            return Err(wrong(name, "a string", c.data_type()));
+        }
+        Ok(cast(c, &DataType::Utf8)?)
+    };
+    let (root, session, turn, kind, data) = (
+        text("root")?,
+        text("session")?,
+        text("turn")?,
+        text("type")?,
+        text("data")?,
+    );
+    let (root, session, turn, kind, data) = (
+        root.as_string::<i32>(),
+        session.as_string::<i32>(),
+        turn.as_string::<i32>(),
+        kind.as_string::<i32>(),
+        data.as_string::<i32>(),
+    );
+    let int = |name: &str| {
+        let c = get(name)?;
+        c.as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| wrong(name, "Int64", c.data_type()))
+    };
+    let (seq, line) = (int("seq")?, int("line")?);
+    let ts = get("ts")?;
+    let ts = ts
+        .as_primitive_opt::<TimestampMicrosecondType>()
+        .ok_or_else(|| wrong("ts", "a timestamp in microseconds", ts.data_type()))?;
+    Ok((0..b.num_rows())
+        .map(|i| Event {
+            seq: seq.value(i) as u64,
+            ts: ts.value(i),
+            root: root.value(i).into(),
+            session: session.value(i).into(),
+            turn: (!turn.is_null(i)).then(|| turn.value(i).into()),
+            kind: kind.value(i).into(),
+            data: data.value(i).to_string(),
+            file: 0,
+            line: line.value(i) as u64,
+            index: PayloadIndex::of(kind.value(i), data.value(i)),
+        })
+        .collect())
+}
+
+/// A column of a table read back, as plain UTF-8 strings.
+pub fn text_column(b: &RecordBatch, table: &str, name: &str) -> Result<ArrayRef> {
+    let c = b.column_by_name(name).ok_or_else(|| {
+        Error::Invalid(format!(
+            "the {table} table has no column {name}: not a runlog warehouse, or damaged"
+        ))
+    })?;
+    Ok(cast(c, &DataType::Utf8)?)
+}
+
+/// A column of a table read back, as 64-bit integers.
+fn int_column(b: &RecordBatch, table: &str, name: &str) -> Result<ArrayRef> {
+    let c = b.column_by_name(name).ok_or_else(|| {
+        Error::Invalid(format!(
+            "the {table} table has no column {name}: not a runlog warehouse, or damaged"
+        ))
+    })?;
+    Ok(cast(c, &DataType::Int64)?)
+}
+
+/// The `file` column of an `events` batch read back.
+pub fn events_file_names(b: &RecordBatch) -> Result<Vec<String>> {
+    let c = text_column(b, "events", "file")?;
+    Ok(c.as_string::<i32>()
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect())
+}
+
+/// The rows of a `files` batch read back.
+pub fn files_from_batch(b: &RecordBatch) -> Result<Vec<FileSummary>> {
+    let t = "files";
+    let (file, format) = (text_column(b, t, "file")?, text_column(b, t, "format")?);
+    let (file, format) = (file.as_string::<i32>(), format.as_string::<i32>());
+    let ints: Vec<ArrayRef> = [
+        "bytes",
+        "lines",
+        "blank",
+        "kept",
+        "duplicates",
+        "rejects",
+        "events",
+    ]
+    .iter()
+    .map(|n| int_column(b, t, n))
+    .collect::<Result<_>>()?;
+    let v = |k: usize, i: usize| ints[k].as_primitive::<Int64Type>().value(i).max(0) as u64;
+    Ok((0..b.num_rows())
+        .map(|i| FileSummary {
+            file: file.value(i).to_string(),
+            format: format.value(i).to_string(),
+            bytes: v(0, i),
+            lines: v(1, i),
+            blank: v(2, i),
+            kept: v(3, i),
+            duplicates: v(4, i),
+            rejects: v(5, i),
+            events: v(6, i),
+        })
+        .collect())
+}
+
+/// The rows of a `rejects` batch read back.
+pub fn rejects_from_batch(b: &RecordBatch) -> Result<Vec<crate::ingest::Reject>> {
+    let t = "rejects";
+    let cols: Vec<ArrayRef> = ["file", "reason", "excerpt"]
+        .iter()
+        .map(|n| text_column(b, t, n))
+        .collect::<Result<_>>()?;
+    let line = int_column(b, t, "line")?;
+    let line = line.as_primitive::<Int64Type>();
+    let s = |k: usize, i: usize| cols[k].as_string::<i32>().value(i).to_string();
+    Ok((0..b.num_rows())
+        .map(|i| crate::ingest::Reject {
+            file: s(0, i),
+            line: line.value(i).max(0) as u64,
+            reason: s(1, i),
+            excerpt: s(2, i),
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -59,6 +59,17 @@ pub struct IngestArgs {
     /// ingest that has not committed yet is using is never removed.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = runlog::commit::log::parse_duration)]
     pub retention: std::time::Duration,
+    /// Add PATHS to the warehouse instead of replacing it (a missing warehouse is
+    /// created). A file already ingested with the same bytes is skipped; a plain file that
+    /// only grew at its end has only its new lines read (numbered on); a file whose earlier
+    /// content changed is read again whole and its old rows retracted. Only the buckets of
+    /// the agents it touches are written again, and the tables equal a full ingest of every
+    /// file ever given, row for row. When that cannot be told from the warehouse (see
+    /// docs/append-design.md) every input is read again, and the output says why. Run it
+    /// from the folder the earlier ingests ran in: inputs are known by the names they were
+    /// given. In memory; not with --shard.
+    #[arg(long, conflicts_with_all = ["shard", "reshard", "spill_partitions", "max_rejects"])]
+    pub append: bool,
 }
 
 pub fn run(args: IngestArgs) -> Result<()> {
@@ -75,6 +86,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
         format,
         keep_versions,
         retention,
+        append,
     } = args;
     if let Some(f) = format {
         read.input_format = f;
@@ -103,6 +115,13 @@ pub fn run(args: IngestArgs) -> Result<()> {
         },
     };
     let (opts, bar) = ingest_options(&read, &paths);
+    if append {
+        let appended = runlog::append::append(&paths, &opts, &warehouse, write.gc);
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
+    }
     let written = runlog::pipeline::ingest(&paths, &opts, &warehouse, &write);
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -123,6 +142,62 @@ pub fn run(args: IngestArgs) -> Result<()> {
             println!("{text}");
         } else {
             std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The output of `ingest --append`: what was new, and the warehouse's accounting after it.
+fn report_append(
+    a: &runlog::append::Appended,
+    warehouse: &Path,
+    quiet: bool,
+    summary_json: Option<&Path>,
+) -> Result<()> {
+    if !quiet {
+        eprintln!(
+            "appended: {} new files, {} new lines ({} grown, {} changed, {} unchanged and skipped)",
+            a.new_files, a.new_lines, a.grown_files, a.changed_files, a.unchanged_files
+        );
+        match (&a.summary, &a.manifest) {
+            (Some(s), Some(_)) => {
+                if let Some(why) = &a.full_rewrite {
+                    eprintln!("  read every input again and rewrote every bucket: {why}");
+                }
+                eprintln!(
+                    "  wrote {} bucket(s), {} bytes{}",
+                    a.buckets_written,
+                    a.bytes_written,
+                    if a.replanned > 0 {
+                        format!(
+                            " (planned again {} time(s): other writers committed first)",
+                            a.replanned
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+                eprint!("the warehouse now: ");
+                print_summary(s, warehouse);
+            }
+            _ => eprintln!("  nothing new: nothing written, nothing committed"),
+        }
+    }
+    if let Some(p) = summary_json {
+        let mut v = match &a.summary {
+            Some(s) => serde_json::to_value(s)?,
+            None => serde_json::json!({}),
+        };
+        if let Some(o) = v.as_object_mut() {
+            o.insert("new_files".into(), a.new_files.into());
+            o.insert("new_lines".into(), a.new_lines.into());
+            o.insert("committed".into(), a.manifest.is_some().into());
+        }
+        let text = serde_json::to_string_pretty(&v)?;
+        if p.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
         }
     }
     Ok(())

@@ -48,7 +48,9 @@ enum Command {
     #[command(
         after_help = "Files named on the command line are read whatever their name; inside \
 folders, files ending .jsonl or .ndjson (optionally .gz / .zst) are read and others skipped.\n\
-Ingest replaces the warehouse's tables with those of this input, in one atomic commit.\n\
+Ingest replaces the warehouse's tables with those of this input, in one atomic commit;\n\
+with --append it adds only what is new since the last ingests (runlog ingest --append\n\
+logs/today/ -w wh: unchanged files skipped, grown files read from where they ended).\n\
 With --shard I/N it keeps the agents of shard I of N and replaces only that shard's rows: run\n\
 the N shards (in any order, or at once, on any machines that read the same inputs) into one\n\
 warehouse and their union is this ingest. Locations may be file:// URLs; s3:// and other\n\

@@ -44,6 +44,7 @@ use crate::store::TABLES;
 use lock::Owner;
 pub use lock::WarehouseLock;
 pub use log::GcPolicy;
+pub use runlog_core::fingerprint::Fingerprint;
 
 /// The warehouse's commit record: which files make up each table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -58,6 +59,25 @@ pub struct Manifest {
     /// The shards whose files make up `tables`, when written by `ingest --shard I/N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<shards::Sharding>,
+    /// The fingerprint index: every input file read into the warehouse, by its name in the
+    /// `file` columns (what `ingest --append` skips, resumes or re-reads). Empty in
+    /// warehouses written before it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, Fingerprint>,
+    /// B, the count of hash-of-root buckets the per-agent tables are stored in (`0`: not
+    /// bucketed). An agent's bucket is `root_hash(root) % B`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub buckets: u32,
+    /// Per-agent table -> bucket -> its files (each also in `tables`, which readers read).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bucket_files: BTreeMap<String, BTreeMap<u32, Vec<String>>>,
+    /// Bucket -> [agents, intervals] in it (for the summary of an append).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bucket_counts: BTreeMap<u32, [u64; 2]>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The manifest of a warehouse written before the version log (read as version 0).
@@ -217,12 +237,15 @@ impl Staged {
     /// Starts a write into the warehouse at `loc` under the id `id` (the prefix of every
     /// file it writes), creating a local warehouse and its table folders where missing.
     pub fn begin(loc: &Path, id: String) -> Result<Staged> {
-        let root = Root::open(loc)?;
+        Staged::begin_at(Root::open(loc)?, id)
+    }
+
+    /// [`Staged::begin`] into a warehouse already opened (any store).
+    pub fn begin_at(root: Root, id: String) -> Result<Staged> {
         let remote = root.local.is_none();
-        let dir = if remote {
-            std::env::temp_dir().join(format!("runlog-stage-{id}"))
-        } else {
-            crate::location::local_path(loc)?
+        let dir = match &root.local {
+            None => std::env::temp_dir().join(format!("runlog-stage-{id}")),
+            Some(d) => d.clone(),
         };
         let mut s = Staged {
             root,
@@ -426,6 +449,7 @@ pub fn commit_full(
     mut staged: Staged,
     tables: BTreeMap<String, Vec<String>>,
     summary: serde_json::Value,
+    inputs: BTreeMap<String, Fingerprint>,
     gc: GcPolicy,
 ) -> Result<Manifest> {
     staged.lock(Duration::ZERO)?;
@@ -436,6 +460,10 @@ pub fn commit_full(
         tables: with_every_table(tables),
         summary,
         shards: None,
+        inputs,
+        buckets: 0,
+        bucket_files: BTreeMap::new(),
+        bucket_counts: BTreeMap::new(),
     };
     staged.verify_lock()?;
     let own: Vec<String> = manifest.tables.values().flatten().cloned().collect();
@@ -444,6 +472,25 @@ pub fn commit_full(
         Ok(manifest.clone())
     }))?;
     // The new version is published: what the last versions do not name is garbage once old.
+    staged.finish(gc, |_| true);
+    Ok(committed.manifest)
+}
+
+/// Commits `own` files (relative to the warehouse) with a manifest that `build` makes from
+/// the latest version, called again on a newer version when another writer won the race
+/// (`ingest --append`: its build refuses a version it did not plan on, see
+/// `crate::append`). On a local warehouse the lock is taken (waiting while another writer
+/// commits) for the commit.
+pub fn commit_with(
+    mut staged: Staged,
+    own: &[String],
+    build: impl FnMut(Option<&Manifest>) -> Result<Manifest> + Send,
+    gc: GcPolicy,
+) -> Result<Manifest> {
+    staged.lock(shards::LOCK_WAIT)?;
+    staged.verify_lock()?;
+    staged.upload(own)?;
+    let committed = block_on(log::commit(&staged.root, &staged.id, own, build))?;
     staged.finish(gc, |_| true);
     Ok(committed.manifest)
 }

@@ -267,6 +267,10 @@ fn next_manifest(
             "last_commit": shard.to_string(),
         }),
         shards: Some(sharding),
+        inputs: BTreeMap::new(),
+        buckets: 0,
+        bucket_files: BTreeMap::new(),
+        bucket_counts: BTreeMap::new(),
     };
     Ok((manifest, status))
 }

@@ -312,6 +312,10 @@ fn plus_file(base: Option<&Manifest>, id: &str, file: &str) -> Manifest {
         tables,
         summary: serde_json::Value::Null,
         shards: None,
+        inputs: Default::default(),
+        buckets: 0,
+        bucket_files: Default::default(),
+        bucket_counts: Default::default(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! DataFusion again: one link instead of one per file). The core's own tests (decoders,
 //! reducer, oracle) are in `crates/runlog-core/tests/it`.
 
+mod append;
 mod ballista;
 mod baseline;
 mod cli;

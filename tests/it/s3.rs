@@ -1,5 +1,5 @@
 //! Warehouses on a real S3 server (moto's, started by `.ci/s3`): ingest, shards, query,
-//! report and replay on `s3://BUCKET/PREFIX` answer as on a local folder, and racing
+//! report, replay and `ingest --append` on `s3://BUCKET/PREFIX` answer as on a local folder, and racing
 //! writers rebase there too. Without an endpoint in the environment (AWS_ENDPOINT_URL and
 //! RUNLOG_S3_BUCKET, as `.ci/s3` exports) these tests are skipped with a notice, except in
 //! CI (CI=true), where a missing server fails them.
@@ -173,4 +173,57 @@ fn a_refused_ingest_leaves_an_s3_warehouse_as_it_was() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("too many rejects"));
     assert_eq!(list(), objects);
     assert_eq!(dump(&s3), before);
+}
+
+#[test]
+fn appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("logs");
+    let opts = runlog::gen::GenOptions {
+        agents: 60,
+        seed: 6,
+        files: 5,
+        anomalies: 0.05,
+        layout: runlog::gen::Layout::Rotated,
+        ..Default::default()
+    };
+    runlog::gen::write(&opts, &out).unwrap();
+    let files: Vec<String> = runlog::ingest::discover(&[out])
+        .unwrap()
+        .0
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let local = dir.path().join("wh");
+    let local = local.to_str().unwrap();
+    let mut all = vec!["ingest"];
+    all.extend(files.iter().map(String::as_str));
+    all.extend(["-w", local, "-q"]);
+    ok(&all);
+    let s3 = fresh(&bucket, "append");
+    ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
+    ok(&["ingest", "--append", &files[1], "-w", &s3, "-q"]);
+    // The other three at once: the losers plan again on the winners' versions.
+    let children: Vec<_> = files[2..]
+        .iter()
+        .map(|f| {
+            Command::new(env!("CARGO_BIN_EXE_runlog"))
+                .args(["ingest", "--append", f, "-w", &s3, "-q"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert_eq!(dump(&s3), dump(local));
+    let wh = runlog::objstore::Root::open(Path::new(&s3)).unwrap();
+    let versions = runlog::objstore::block_on(runlog::commit::log::versions(&wh)).unwrap();
+    assert_eq!(versions, [1, 2, 3, 4, 5], "one version each");
+    // Again: nothing new, nothing committed.
+    let o = runlog(&["ingest", "--append", &files[3], "-w", &s3]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("0 new files, 0 new lines"));
+    let versions = runlog::objstore::block_on(runlog::commit::log::versions(&wh)).unwrap();
+    assert_eq!(versions.len(), 5);
 }

@@ -8,6 +8,7 @@
 //! ordered agents and rejects; [`ingest::spill`] for inputs larger than memory) →
 //! [`reduce`] (the interval reducer, SEMANTICS.md) → [`summary`] (the accounting) and
 //! [`replay`] (timelines and snapshots of one agent, a live monitor).
+//! [`fingerprint`] tells an appended input file from one read before.
 //! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs
 //! for tests, demos and benchmarks.
 
@@ -16,6 +17,7 @@ pub mod alloc;
 pub mod decode;
 pub mod error;
 pub mod event;
+pub mod fingerprint;
 pub mod gen;
 pub mod import;
 pub mod ingest;

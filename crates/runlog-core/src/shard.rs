@@ -16,14 +16,9 @@ pub const SHARED_TABLES: &[&str] = &["rejects", "files"];
 
 /// FNV-1a, 64 bits, of the root's bytes: the stable hash that places an agent in a shard.
 pub fn root_hash(root: &str) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h = OFFSET;
-    for &b in root.as_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(PRIME);
-    }
-    h
+    let mut h = crate::fingerprint::Fnv::default();
+    h.add(root.as_bytes());
+    h.0
 }
 
 /// One shard of a sharded ingest: `index` of `count` (written `I/N`, `0 <= I < N`).

@@ -101,7 +101,7 @@ fn same_content(a: &Event, b: &Event) -> bool {
 }
 
 /// How the reason of a conflicting line (§1) begins.
-const CONFLICT_REASON: &str = "conflicts with the event kept from";
+pub const CONFLICT_REASON: &str = "conflicts with the event kept from";
 
 /// Groups the files' events by root, orders each agent by seq, and resolves duplicates:
 /// equal content is one event; different content keeps the first in (file, line) order.

@@ -249,3 +249,55 @@ pub fn ingest_files_with(
     excerpt_conflicts(files, &mut ing, opts);
     Ok(ing)
 }
+
+/// Where [`read_files`] starts a file: at byte `from` (the start of a line of a plain
+/// canonical file), numbering its lines after `lines`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resume {
+    pub from: u64,
+    pub lines: u64,
+}
+
+/// Reads files into their events and rejects without assembling them (`runlog ingest
+/// --append` assembles them with the events a warehouse holds): each whole, or from where
+/// `resume` says (read as canonical, line numbers shifted). `indices` are the files'
+/// `Event::file` numbers.
+pub fn read_files(
+    files: &[PathBuf],
+    rels: &[String],
+    indices: &[u32],
+    resume: &[Option<Resume>],
+    opts: &IngestOptions,
+) -> Result<Vec<FileRead>> {
+    files
+        .par_iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let name = p.display().to_string();
+            let mut f = File::open(p).map_err(|e| Error::io(p, e))?;
+            let canonical;
+            let (opts, at_start, shift) = match resume[k] {
+                None => (opts, true, 0),
+                Some(r) => {
+                    f.seek(SeekFrom::Start(r.from))
+                        .map_err(|e| Error::io(p, e))?;
+                    canonical = IngestOptions {
+                        format: Format::Runlog,
+                        ..opts.clone()
+                    };
+                    (&canonical, false, r.lines)
+                }
+            };
+            let mut r = read_piece(indices[k], &name, &rels[k], f, opts, at_start)?;
+            if shift > 0 {
+                for ev in r.groups.iter_mut().flatten().chain(r.events.iter_mut()) {
+                    ev.line += shift;
+                }
+                for rej in &mut r.rejects {
+                    rej.line += shift;
+                }
+            }
+            Ok(r)
+        })
+        .collect()
+}

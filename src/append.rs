@@ -1,0 +1,1046 @@
+//! `runlog ingest --append`: a warehouse that grows with its logs. Only what is new is
+//! read, only the buckets of the agents it touches are written again, and the result is
+//! the warehouse a single full ingest of all the inputs would write, row for row
+//! (docs/append-design.md tells the whole design).
+//!
+//! - **What is new** comes from the fingerprint index in the manifest
+//!   ([`runlog_core::fingerprint`]): a file with the same bytes is skipped, a plain
+//!   canonical file that only grew has its new lines read (numbered on), any other change
+//!   re-reads the file whole and retracts its old rows.
+//! - **Buckets.** The per-agent tables are stored in [`BUCKETS`] hash-of-root buckets
+//!   (`root_hash(root) % B`, the hash of `--shard`). For each bucket the new events touch,
+//!   the bucket's kept events are read back from its `events` files and assembled with the
+//!   new lines' events by the full ingest's own assembly (first in (file path, line) order
+//!   wins), then every agent of the bucket is reduced again. New events go into a new
+//!   `events` file of the bucket (its files are compacted into one past
+//!   [`MAX_EVENTS_FILES`]); the bucket's derived files are replaced. The shared tables
+//!   (`files`, `rejects`) are rewritten whole: the old rows plus what this run read and
+//!   what assembly found. One bucket is in memory at a time, with the new inputs.
+//! - **When the warehouse cannot tell exactly** what a full ingest would do, the append
+//!   reads every input again (the files of the index, by name, and the new ones) and
+//!   rewrites every bucket, saying why. The warehouse keeps kept events only, not the
+//!   duplicates and conflicting lines that lost to them; so this happens when a new line
+//!   would win over a kept event, or a file changed, while the warehouse holds such losers;
+//!   when an agent touched has events of an imported format (their roots and numbers
+//!   depend on all their files); when a new file is of an imported format; and for a
+//!   warehouse not stored in buckets yet (a full ingest, shards, or older releases).
+//! - **Commits** go through the version log ([`crate::commit::log`]). An append plans on
+//!   the version it read; when another writer committed first, it plans again on the new
+//!   version (up to [`MAX_ATTEMPTS`] times, then it refuses).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use rayon::prelude::*;
+
+use crate::commit::{self, log, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
+use crate::error::{Error, Result};
+use crate::ingest::{self, FileRead, FileSummary, IngestOptions, Ingested, Reject, Resume};
+use crate::objstore::{block_on, Root};
+use crate::reduce::Derived;
+use crate::store::{self, TABLES};
+use runlog_core::fingerprint::{scan, Change, Fingerprint, Scan};
+use runlog_core::import::Format;
+use runlog_core::shard::{root_hash, SHARED_TABLES};
+use runlog_core::{reduce_all, Event, Summary};
+
+/// B: how many hash-of-root buckets an appended warehouse stores its per-agent tables in.
+/// A power of two, so that every `--shard` count that is one divides it.
+pub const BUCKETS: u32 = 64;
+/// A bucket's `events` files are compacted into one when an append would make more.
+pub const MAX_EVENTS_FILES: usize = 8;
+/// How many times an append plans again on a version another writer committed first.
+pub const MAX_ATTEMPTS: usize = 32;
+
+/// What an append did.
+#[derive(Debug, Default)]
+pub struct Appended {
+    /// The warehouse's accounting after the append (`None`: nothing was new).
+    pub summary: Option<Summary>,
+    /// Input files not read before.
+    pub new_files: u64,
+    /// Lines this run read (blank ones included).
+    pub new_lines: u64,
+    pub grown_files: u64,
+    pub changed_files: u64,
+    pub unchanged_files: u64,
+    /// Why every input was read again and every bucket rewritten, when it was.
+    pub full_rewrite: Option<String>,
+    /// Buckets whose files were written.
+    pub buckets_written: usize,
+    /// Bytes of the files this append wrote.
+    pub bytes_written: u64,
+    /// The version committed (`None`: nothing was new, nothing committed).
+    pub manifest: Option<Manifest>,
+    /// Times it planned again after another writer committed first.
+    pub replanned: usize,
+}
+
+/// Appends `paths` to the warehouse at `warehouse` (created when missing).
+pub fn append(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    warehouse: &Path,
+    gc: GcPolicy,
+) -> Result<Appended> {
+    append_at(&Root::open(warehouse)?, paths, opts, gc)
+}
+
+/// [`append`] into a warehouse already opened (any store).
+pub fn append_at(
+    root: &Root,
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    gc: GcPolicy,
+) -> Result<Appended> {
+    let start = Instant::now();
+    let (found, skipped) = ingest::discover(paths)?;
+    let rels: Vec<String> = found
+        .iter()
+        .map(|f| ingest::relative_name(f, paths))
+        .collect();
+    let run = Run {
+        root,
+        found: &found,
+        rels: &rels,
+        skipped: skipped.len() as u64,
+        opts,
+        gc,
+        start,
+    };
+    for replanned in 0..MAX_ATTEMPTS {
+        let current = block_on(log::latest(root))?.map(|(_, m)| m);
+        if let Some(mut a) = run.attempt(current)? {
+            a.replanned = replanned;
+            return Ok(a);
+        }
+    }
+    Err(root.error(format!(
+        "{MAX_ATTEMPTS} other commits landed while this append was planning; nothing was \
+         committed: run it again"
+    )))
+}
+
+/// The fingerprints of a full ingest's inputs (`files`: its accounting, by name).
+pub fn fingerprints(
+    paths: &[PathBuf],
+    files: &[FileSummary],
+) -> Result<BTreeMap<String, Fingerprint>> {
+    let (found, _) = ingest::discover(paths)?;
+    let by_name: HashMap<&str, &FileSummary> = files.iter().map(|f| (f.file.as_str(), f)).collect();
+    found
+        .par_iter()
+        .filter_map(|p| {
+            let name = p.display().to_string();
+            let f = by_name.get(name.as_str())?;
+            Some((p, name, *f))
+        })
+        .map(|(p, name, f)| {
+            let s = scan(p, None).map_err(|e| Error::io(p, e))?;
+            let rel = ingest::relative_name(p, paths);
+            Ok((
+                name,
+                Fingerprint::new(&s, f.lines + f.blank, &f.format, &rel),
+            ))
+        })
+        .collect()
+}
+
+/// One input file of this run.
+struct Input {
+    path: PathBuf,
+    name: String,
+    rel: String,
+    change: Change,
+    scan: Scan,
+}
+
+/// One append's inputs and settings.
+struct Run<'a> {
+    root: &'a Root,
+    found: &'a [PathBuf],
+    rels: &'a [String],
+    skipped: u64,
+    opts: &'a IngestOptions,
+    gc: GcPolicy,
+    start: Instant,
+}
+
+/// Why an incremental plan gave way to reading everything again.
+enum Plan {
+    Done(Box<Appended>),
+    Stale,
+    Full(String),
+}
+
+fn bucket_of(root: &str, b: u32) -> u32 {
+    (root_hash(root) % u64::from(b.max(1))) as u32
+}
+
+/// The tables written per agent.
+fn per_agent_tables() -> Vec<&'static str> {
+    TABLES
+        .iter()
+        .copied()
+        .filter(|t| !SHARED_TABLES.contains(t))
+        .collect()
+}
+
+impl Run<'_> {
+    /// One try on the latest version `old`: `None` when another writer committed first.
+    fn attempt(&self, old: Option<Manifest>) -> Result<Option<Appended>> {
+        let empty = BTreeMap::new();
+        let index = old.as_ref().map_or(&empty, |m| &m.inputs);
+        let inputs: Vec<Input> = self
+            .found
+            .par_iter()
+            .zip(self.rels)
+            .map(|(p, rel)| {
+                let name = p.display().to_string();
+                let (change, scan) = match index.get(&name) {
+                    Some(fp) => fp.compare(p),
+                    None => scan(p, None).map(|s| (Change::New, s)),
+                }
+                .map_err(|e| Error::io(p, e))?;
+                Ok(Input {
+                    path: p.clone(),
+                    name,
+                    rel: rel.clone(),
+                    change,
+                    scan,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let count = |f: fn(&Change) -> bool| inputs.iter().filter(|i| f(&i.change)).count() as u64;
+        let mut a = Appended {
+            summary: None,
+            new_files: count(|c| *c == Change::New),
+            new_lines: 0,
+            grown_files: count(|c| matches!(c, Change::Grown { .. })),
+            changed_files: count(|c| *c == Change::Changed),
+            unchanged_files: count(|c| *c == Change::Unchanged),
+            full_rewrite: None,
+            buckets_written: 0,
+            bytes_written: 0,
+            manifest: None,
+            replanned: 0,
+        };
+        if old.is_some() && inputs.iter().all(|i| i.change == Change::Unchanged) {
+            return Ok(Some(a));
+        }
+        let plan = match &old {
+            None => Plan::Full(String::new()),
+            Some(m) if m.shards.is_some() => {
+                Plan::Full("the warehouse was written by shards (--shard)".into())
+            }
+            Some(m) if m.buckets == 0 => Plan::Full(
+                "the warehouse was not stored in buckets yet (written by a full ingest, or by \
+                 an older release)"
+                    .into(),
+            ),
+            Some(m) => self.incremental(m, &inputs, &mut a)?,
+        };
+        match plan {
+            Plan::Done(done) => Ok(Some(*done)),
+            Plan::Stale => Ok(None),
+            Plan::Full(why) => {
+                if !why.is_empty() {
+                    a.full_rewrite = Some(why);
+                }
+                self.full(old.as_ref(), &inputs, a)
+            }
+        }
+    }
+
+    /// Reads every input (the index's and this run's) and writes every bucket: a full
+    /// ingest stored in buckets.
+    fn full(
+        &self,
+        old: Option<&Manifest>,
+        inputs: &[Input],
+        mut a: Appended,
+    ) -> Result<Option<Appended>> {
+        // Every file the warehouse holds, with this run's, by name.
+        let mut all: BTreeMap<String, (PathBuf, String)> = BTreeMap::new();
+        if let Some(m) = old {
+            let names: Vec<(String, String)> = if m.inputs.is_empty() {
+                read_files_table(self.root, m)?
+                    .into_iter()
+                    .map(|f| {
+                        let rel = ingest::relative_name(Path::new(&f.file), &[]);
+                        (f.file, rel)
+                    })
+                    .collect()
+            } else {
+                m.inputs
+                    .iter()
+                    .map(|(n, fp)| (n.clone(), fp.rel.clone()))
+                    .collect()
+            };
+            for (name, rel) in names {
+                all.insert(name.clone(), (PathBuf::from(name), rel));
+            }
+        }
+        for i in inputs {
+            all.insert(i.name.clone(), (i.path.clone(), i.rel.clone()));
+        }
+        for (name, (p, _)) in &all {
+            if !p.is_file() {
+                return Err(Error::Invalid(format!(
+                    "--append has to read every input again ({}), and {name}, ingested \
+                     before, is not there (the names are as the earlier ingest was given \
+                     them: run it from the same folder). Nothing was written; run a full \
+                     ingest of all the logs instead",
+                    a.full_rewrite.as_deref().unwrap_or("a new warehouse")
+                )));
+            }
+        }
+        // `all` is ordered by name, which is the path order every ingest reads in.
+        let files: Vec<PathBuf> = all.values().map(|(p, _)| p.clone()).collect();
+        let rels: Vec<String> = all.values().map(|(_, r)| r.clone()).collect();
+        let mut ing = ingest::ingest_files_with(&files, &rels, self.opts)?;
+        a.new_lines = ing.files.iter().map(|f| f.lines + f.blank).sum();
+        let staged = Staged::begin_at(self.root.clone(), commit::new_ingest_id())?;
+        let dir = staged.dir().to_path_buf();
+        let id = staged.id().to_string();
+        let mut by_bucket: BTreeMap<u32, Vec<ingest::Agent>> = BTreeMap::new();
+        for ag in std::mem::take(&mut ing.agents) {
+            by_bucket
+                .entry(bucket_of(&ag.root, BUCKETS))
+                .or_default()
+                .push(ag);
+        }
+        let mut bucket_files: BTreeMap<String, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
+        let mut bucket_counts = BTreeMap::new();
+        let mut file_buckets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); ing.files.len()];
+        for (b, agents) in by_bucket {
+            let sub = Ingested {
+                files: ing.files.clone(),
+                agents,
+                ..Default::default()
+            };
+            for ev in sub.agents.iter().flat_map(|a| &a.events) {
+                file_buckets[ev.file as usize].insert(b);
+            }
+            let derived = reduce_all(&sub);
+            let written = write_bucket(&dir, &id, b, &sub, &derived)?;
+            for (t, names) in written {
+                bucket_files.entry(t).or_default().insert(b, names);
+            }
+            bucket_counts.insert(b, [sub.agents.len() as u64, derived.intervals.len() as u64]);
+        }
+        a.buckets_written = bucket_counts.len();
+        let mut index = BTreeMap::new();
+        for (k, f) in ing.files.iter().enumerate() {
+            let (p, rel) = &all[&f.file];
+            let s = match inputs.iter().find(|i| i.name == f.file) {
+                Some(i) => i.scan,
+                None => scan(p, None).map_err(|e| Error::io(p, e))?,
+            };
+            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, rel);
+            fp.buckets = std::mem::take(&mut file_buckets[k]);
+            index.insert(f.file.clone(), fp);
+        }
+        let shared = Ingested {
+            files: std::mem::take(&mut ing.files),
+            rejects: std::mem::take(&mut ing.rejects),
+            ..Default::default()
+        };
+        self.finish(
+            staged,
+            old,
+            shared,
+            index,
+            bucket_files,
+            bucket_counts,
+            BUCKETS,
+            a,
+        )
+    }
+
+    /// The incremental plan on a bucketed warehouse `m` (see the module documentation).
+    fn incremental(&self, m: &Manifest, inputs: &[Input], a: &mut Appended) -> Result<Plan> {
+        let b_count = m.buckets;
+        let old_rows = read_files_table(self.root, m)?;
+        let old_rejects = read_table(self.root, m, "rejects", store::rejects_from_batch)?;
+        let to_read: Vec<&Input> = inputs
+            .iter()
+            .filter(|i| i.change != Change::Unchanged)
+            .collect();
+        let retracted: HashSet<&str> = to_read
+            .iter()
+            .filter(|i| i.change == Change::Changed)
+            .map(|i| i.name.as_str())
+            .collect();
+        // Lines that lost to a kept event: the warehouse keeps their count, not their events.
+        let losers: u64 = old_rows.iter().map(|f| f.duplicates).sum::<u64>()
+            + old_rejects
+                .iter()
+                .filter(|r| r.reason.starts_with(ingest::CONFLICT_REASON))
+                .count() as u64;
+        if !retracted.is_empty() && losers > 0 {
+            return Ok(Plan::Full(format!(
+                "a file changed ({}) and the warehouse holds duplicate or conflicting lines, \
+                 whose events it does not keep",
+                retracted.iter().next().copied().unwrap_or_default()
+            )));
+        }
+        // Every file name, in the order every ingest reads in.
+        let mut names: BTreeSet<String> = old_rows.iter().map(|f| f.file.clone()).collect();
+        names.extend(to_read.iter().map(|i| i.name.clone()));
+        let names: Vec<String> = names.into_iter().collect();
+        let idx: HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.as_str(), k as u32))
+            .collect();
+        let resume: Vec<Option<Resume>> = to_read
+            .iter()
+            .map(|i| match i.change {
+                Change::Grown { from, lines } => Some(Resume { from, lines }),
+                _ => None,
+            })
+            .collect();
+        let reads = ingest::read_files(
+            &to_read.iter().map(|i| i.path.clone()).collect::<Vec<_>>(),
+            &to_read.iter().map(|i| i.rel.clone()).collect::<Vec<_>>(),
+            &to_read
+                .iter()
+                .map(|i| idx[i.name.as_str()])
+                .collect::<Vec<_>>(),
+            &resume,
+            self.opts,
+        )?;
+        if let Some(r) = reads
+            .iter()
+            .find(|r| !matches!(r.format, Format::Runlog | Format::Auto))
+        {
+            return Ok(Plan::Full(format!(
+                "{} is of an imported format ({}), whose roots and numbers depend on every file",
+                r.summary.file,
+                r.format.name()
+            )));
+        }
+        // What this run read, per file; the new events by bucket.
+        let n = names.len();
+        let mut read_sum: Vec<Option<FileSummary>> = vec![None; n];
+        let mut read_lines = vec![0u64; n];
+        let mut new_rejects: Vec<Reject> = Vec::new();
+        let mut new_by_bucket: BTreeMap<u32, Vec<Event>> = BTreeMap::new();
+        for (k, mut r) in reads.into_iter().enumerate() {
+            let f = idx[to_read[k].name.as_str()] as usize;
+            a.new_lines += r.line_count;
+            read_lines[f] = r.line_count;
+            new_rejects.append(&mut r.rejects);
+            for ev in r.events.drain(..).chain(r.groups.drain(..).flatten()) {
+                new_by_bucket
+                    .entry(bucket_of(&ev.root, b_count))
+                    .or_default()
+                    .push(ev);
+            }
+            read_sum[f] = Some(r.summary);
+        }
+        let old_row: HashMap<&str, &FileSummary> =
+            old_rows.iter().map(|f| (f.file.as_str(), f)).collect();
+        let format_of: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(
+                |(f, name)| match (&read_sum[f], old_row.get(name.as_str())) {
+                    (Some(r), _) if !r.format.is_empty() => r.format.clone(),
+                    (_, Some(o)) => o.format.clone(),
+                    _ => Format::Runlog.name().to_string(),
+                },
+            )
+            .collect();
+        // An event of file f at `line` was in the warehouse before this run.
+        let grown_lines: Vec<Option<u64>> = names
+            .iter()
+            .map(
+                |name| match to_read.iter().find(|i| &i.name == name).map(|i| i.change) {
+                    None => Some(u64::MAX),
+                    Some(Change::Grown { lines, .. }) => Some(lines),
+                    Some(_) => None,
+                },
+            )
+            .collect();
+        let mut touched: BTreeSet<u32> = new_by_bucket.keys().copied().collect();
+        for name in &retracted {
+            if let Some(fp) = m.inputs.get(*name) {
+                touched.extend(fp.buckets.iter().copied());
+            } else {
+                touched.extend(0..b_count);
+            }
+        }
+        let staged = Staged::begin_at(self.root.clone(), commit::new_ingest_id())?;
+        let dir = staged.dir().to_path_buf();
+        let id = staged.id().to_string();
+        let retracted_idx: HashSet<u32> = retracted.iter().map(|n| idx[*n]).collect();
+        let mut bucket_files = m.bucket_files.clone();
+        let mut bucket_counts = m.bucket_counts.clone();
+        let mut acc = vec![FileSummary::default(); n];
+        let mut old_kept = vec![0u64; n];
+        let mut conflicts: Vec<Reject> = Vec::new();
+        let mut file_buckets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
+        let ctx = Buckets {
+            root: self.root,
+            m,
+            names: &names,
+            idx: &idx,
+            format_of: &format_of,
+            retracted: &retracted,
+            retracted_idx: &retracted_idx,
+            grown_lines: &grown_lines,
+            losers,
+            dir: &dir,
+            id: &id,
+        };
+        // Buckets in parallel: each holds its touched agents only.
+        let work: Vec<(u32, Vec<Event>)> = touched
+            .iter()
+            .map(|&b| (b, new_by_bucket.remove(&b).unwrap_or_default()))
+            .collect();
+        let outs: Vec<std::result::Result<BucketOut, String>> = work
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|(b, new)| ctx.bucket(b, new))
+            .collect::<Result<_>>()?;
+        for out in outs {
+            let out = match out {
+                Ok(o) => o,
+                Err(why) => return Ok(Plan::Full(why)),
+            };
+            let b = out.b;
+            for f in 0..n {
+                acc[f].kept += out.acc[f].kept;
+                acc[f].duplicates += out.acc[f].duplicates;
+                acc[f].rejects += out.acc[f].rejects;
+                acc[f].events += out.acc[f].events;
+                old_kept[f] += out.old_kept[f];
+            }
+            conflicts.extend(out.conflicts);
+            for f in out.files_here {
+                file_buckets[f as usize].insert(b);
+            }
+            let mut written = out.written;
+            for t in per_agent_tables() {
+                let e = bucket_files.entry(t.to_string()).or_default();
+                match written.remove(t) {
+                    Some(fs) if !fs.is_empty() => {
+                        e.insert(b, fs);
+                    }
+                    _ => {
+                        e.remove(&b);
+                    }
+                }
+            }
+            if out.counts[0] == 0 {
+                bucket_counts.remove(&b);
+            } else {
+                bucket_counts.insert(b, out.counts);
+            }
+            a.buckets_written += 1;
+        }
+        // Conflicting lines' excerpts are the lines themselves (as a full ingest's are).
+        let mut with_conflicts = Ingested {
+            rejects: conflicts,
+            ..Default::default()
+        };
+        let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+        ingest::excerpt_conflicts(&paths, &mut with_conflicts, self.opts);
+        // The files table: the old rows, what this run read, and what assembly found.
+        let mut rows = Vec::with_capacity(n);
+        for (f, name) in names.iter().enumerate() {
+            let mut r = match old_row.get(name.as_str()) {
+                Some(o) if !retracted.contains(name.as_str()) => (*o).clone(),
+                _ => FileSummary {
+                    file: name.clone(),
+                    ..Default::default()
+                },
+            };
+            if let Some(s) = &read_sum[f] {
+                r.bytes += s.bytes;
+                r.lines += s.lines;
+                r.blank += s.blank;
+                r.rejects += s.rejects;
+            }
+            r.format = format_of[f].clone();
+            r.kept = (r.kept + acc[f].kept).saturating_sub(old_kept[f]);
+            r.events = (r.events + acc[f].events).saturating_sub(old_kept[f]);
+            r.duplicates += acc[f].duplicates;
+            r.rejects += acc[f].rejects;
+            rows.push(r);
+        }
+        let mut rejects: Vec<Reject> = old_rejects
+            .into_iter()
+            .filter(|r| !retracted.contains(r.file.as_str()))
+            .collect();
+        rejects.append(&mut new_rejects);
+        rejects.append(&mut with_conflicts.rejects);
+        ingest::sort_rejects(&mut rejects, &names);
+        // The index: this run's files fingerprinted again.
+        let mut index = m.inputs.clone();
+        for i in &to_read {
+            let f = idx[i.name.as_str()] as usize;
+            let (lines, mut buckets) = match (i.change, index.get(&i.name)) {
+                (Change::Grown { lines, .. }, Some(fp)) => (lines, fp.buckets.clone()),
+                _ => (0, BTreeSet::new()),
+            };
+            buckets.extend(file_buckets[f].iter().copied());
+            let mut fp = Fingerprint::new(&i.scan, lines + read_lines[f], &format_of[f], &i.rel);
+            fp.buckets = buckets;
+            index.insert(i.name.clone(), fp);
+        }
+        for (f, name) in names.iter().enumerate() {
+            if let Some(fp) = index.get_mut(name) {
+                fp.buckets.extend(file_buckets[f].iter().copied());
+            }
+        }
+        let shared = Ingested {
+            files: rows,
+            rejects,
+            ..Default::default()
+        };
+        let done = self.finish(
+            staged,
+            Some(m),
+            shared,
+            index,
+            bucket_files,
+            bucket_counts,
+            b_count,
+            std::mem::take(a),
+        )?;
+        Ok(match done {
+            Some(d) => Plan::Done(Box::new(d)),
+            None => Plan::Stale,
+        })
+    }
+
+    /// Writes the shared tables and commits the version `old` plus this append, or `None`
+    /// when another writer committed first.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        staged: Staged,
+        old: Option<&Manifest>,
+        shared: Ingested,
+        index: BTreeMap<String, Fingerprint>,
+        bucket_files: BTreeMap<String, BTreeMap<u32, Vec<String>>>,
+        bucket_counts: BTreeMap<u32, [u64; 2]>,
+        buckets: u32,
+        mut a: Appended,
+    ) -> Result<Option<Appended>> {
+        let dir = staged.dir().to_path_buf();
+        let batches = store::some_batches(&shared, &Derived::default(), SHARED_TABLES)?;
+        let shared_files = store::write_parts(&dir, &format!("{}-shared", staged.id()), &batches)?;
+        let mut tables: BTreeMap<String, Vec<String>> =
+            TABLES.iter().map(|t| (t.to_string(), Vec::new())).collect();
+        for (t, by_b) in &bucket_files {
+            tables
+                .entry(t.clone())
+                .or_default()
+                .extend(by_b.values().flatten().cloned());
+        }
+        for (t, fs) in &shared_files {
+            tables.insert(t.clone(), fs.clone());
+        }
+        // A table with no rows in any bucket is one empty file (readers need a file).
+        for &t in TABLES {
+            let fs = tables.entry(t.to_string()).or_default();
+            if fs.is_empty() {
+                let rel = format!("{t}/part-{}-empty.parquet", staged.id());
+                store::write_parquet(&dir.join(&rel), t, &[])?;
+                fs.push(rel);
+            }
+        }
+        let mut summary = runlog_core::summarize(&shared, &Derived::default(), 0.0);
+        summary.skipped_files = self.skipped;
+        summary.agents = bucket_counts.values().map(|c| c[0]).sum();
+        summary.intervals = bucket_counts.values().map(|c| c[1]).sum();
+        summary.seconds = self.start.elapsed().as_secs_f64();
+        let prior: HashSet<&String> = old
+            .map(|m| m.tables.values().flatten().collect())
+            .unwrap_or_default();
+        let own: Vec<String> = tables
+            .values()
+            .flatten()
+            .filter(|f| !prior.contains(f))
+            .cloned()
+            .collect();
+        a.bytes_written = own
+            .iter()
+            .map(|f| std::fs::metadata(dir.join(f)).map(|m| m.len()).unwrap_or(0))
+            .sum();
+        summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
+        let mut value = serde_json::to_value(&summary)?;
+        if let Some(o) = value.as_object_mut() {
+            o.insert(
+                "appended".into(),
+                serde_json::json!({"new_files": a.new_files, "new_lines": a.new_lines}),
+            );
+        }
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT.into(),
+            ingest_id: staged.id().to_string(),
+            created_at: chrono::Utc::now().to_rfc3339(),
+            tables,
+            summary: value,
+            shards: None,
+            inputs: index,
+            buckets,
+            bucket_files,
+            bucket_counts,
+        };
+        let mut stale = false;
+        let committed = commit::commit_with(
+            staged,
+            &own,
+            |current| {
+                if current == old {
+                    Ok(manifest.clone())
+                } else {
+                    stale = true;
+                    Err(Error::Invalid("another writer committed first".into()))
+                }
+            },
+            self.gc,
+        );
+        match committed {
+            Ok(m) => {
+                a.summary = Some(summary);
+                a.manifest = Some(m);
+                Ok(Some(a))
+            }
+            Err(_) if stale => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// What one bucket's append found and wrote.
+struct BucketOut {
+    b: u32,
+    /// Per input file: what assembly found in the bucket (kept, duplicates, rejects, events).
+    acc: Vec<FileSummary>,
+    /// Per input file: the kept events of the warehouse given to the assembly.
+    old_kept: Vec<u64>,
+    conflicts: Vec<Reject>,
+    /// Input files with events in the bucket.
+    files_here: BTreeSet<u32>,
+    /// Per-agent table -> the bucket's files (none: the table has no rows in it).
+    written: BTreeMap<String, Vec<String>>,
+    /// Agents and intervals in the bucket.
+    counts: [u64; 2],
+}
+
+/// What every bucket of one incremental append shares.
+struct Buckets<'a> {
+    root: &'a Root,
+    m: &'a Manifest,
+    names: &'a [String],
+    idx: &'a HashMap<&'a str, u32>,
+    format_of: &'a [String],
+    retracted: &'a HashSet<&'a str>,
+    retracted_idx: &'a HashSet<u32>,
+    /// Per input file: lines up to which its events were in the warehouse before.
+    grown_lines: &'a [Option<u64>],
+    losers: u64,
+    dir: &'a Path,
+    id: &'a str,
+}
+
+impl Buckets<'_> {
+    /// Appends the new events `new` of bucket `b` (see the module documentation), or says
+    /// why the warehouse cannot tell exactly.
+    fn bucket(&self, b: u32, new: Vec<Event>) -> Result<std::result::Result<BucketOut, String>> {
+        let Buckets {
+            root,
+            m,
+            names,
+            idx,
+            format_of,
+            retracted,
+            retracted_idx,
+            grown_lines,
+            losers,
+            dir,
+            id,
+        } = *self;
+        let n = names.len();
+        let is_old = |e: &Event| grown_lines[e.file as usize].is_some_and(|l| e.line <= l);
+        let file_of = |t: &str| -> Vec<String> {
+            m.bucket_files
+                .get(t)
+                .and_then(|by_b| by_b.get(&b))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let events_files = file_of("events");
+        // The bucket's kept events, as batches; the agents this run touches are those
+        // of the new events and of the retracted files.
+        let mut old_batches = Vec::new();
+        for rel in &events_files {
+            old_batches.extend(read_parquet(root, rel)?);
+        }
+        let mut touched_roots: HashSet<String> = new.iter().map(|e| e.root.to_string()).collect();
+        if !retracted_idx.is_empty() {
+            for batch in &old_batches {
+                let roots = store::text_column(batch, "events", "root")?;
+                let roots = roots.as_string::<i32>();
+                for (i, name) in store::events_file_names(batch)?.iter().enumerate() {
+                    if retracted.contains(name.as_str()) {
+                        touched_roots.insert(roots.value(i).to_string());
+                    }
+                }
+            }
+        }
+        let (touched_batches, untouched_batches) = split_by_root(&old_batches, &touched_roots)?;
+        drop(old_batches);
+        let mut kept = Vec::new();
+        for batch in &touched_batches {
+            kept.extend(events_of(root, batch, idx)?);
+        }
+        drop(touched_batches);
+        let before = kept.len();
+        kept.retain(|e| !retracted_idx.contains(&e.file));
+        let dropped = before - kept.len();
+        if let Some(e) = kept.iter().find(|e| format_of[e.file as usize] != "runlog") {
+            return Ok(Err(format!(
+                "agent {} has events of an imported format ({}), whose numbers depend on \
+                     every file",
+                e.root, names[e.file as usize]
+            )));
+        }
+        if losers > 0 {
+            // A new line winning over a kept event would change the fate of the lines
+            // that lost to it, which the warehouse does not keep.
+            let mut first: HashMap<(&str, u64), (u32, u64)> = HashMap::new();
+            for e in &new {
+                let k = first
+                    .entry((e.root.as_str(), e.seq))
+                    .or_insert((e.file, e.line));
+                *k = (*k).min((e.file, e.line));
+            }
+            if let Some(e) = kept.iter().find(|e| {
+                first
+                    .get(&(e.root.as_str(), e.seq))
+                    .is_some_and(|&n| n < (e.file, e.line))
+            }) {
+                return Ok(Err(format!(
+                    "a new line would win over the event kept from {}:{} while the \
+                         warehouse holds duplicate or conflicting lines",
+                    names[e.file as usize], e.line
+                )));
+            }
+        }
+        // The touched agents assembled again, by the full ingest's own assembly.
+        let old_count = kept.len();
+        let (mut acc, mut old_kept) = (vec![FileSummary::default(); n], vec![0u64; n]);
+        let mut parts: Vec<FileRead> = names
+            .iter()
+            .enumerate()
+            .map(|(f, name)| {
+                let mut r = FileRead {
+                    format: Format::Runlog,
+                    ..Default::default()
+                };
+                r.summary.file = name.clone();
+                r.summary.format = format_of[f].clone();
+                r
+            })
+            .collect();
+        for e in kept.into_iter().chain(new) {
+            if is_old(&e) {
+                old_kept[e.file as usize] += 1;
+            }
+            let f = e.file as usize;
+            parts[f].events.push(e);
+        }
+        let mut ing_b = ingest::assemble(parts);
+        for (f, s) in ing_b.files.iter().enumerate() {
+            acc[f].kept += s.kept;
+            acc[f].duplicates += s.duplicates;
+            acc[f].rejects += s.rejects;
+            acc[f].events += s.events;
+        }
+        let conflicts = std::mem::take(&mut ing_b.rejects);
+        let files_here: BTreeSet<u32> = ing_b
+            .agents
+            .iter()
+            .flat_map(|a| &a.events)
+            .map(|e| e.file)
+            .collect();
+        let derived = reduce_all(&ing_b);
+        // The derived tables: the untouched agents' rows as they were, the touched
+        // agents' rows new.
+        let bid = format!("{id}-b{b:03}");
+        let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
+        for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
+            let mut old = Vec::new();
+            for rel in file_of(t) {
+                old.extend(read_parquet(root, &rel)?);
+            }
+            let (_, mut keep) = split_by_root(&old, &touched_roots)?;
+            keep.push(store::derived_batch(&derived, t)?);
+            keep.retain(|b| b.num_rows() > 0);
+            tables.insert(t, keep);
+        }
+        let rows = |t: &str| tables[t].iter().map(|b| b.num_rows() as u64).sum::<u64>();
+        let (agents, intervals) = (rows("agents"), rows("intervals"));
+        // `events`: only the new events in a file of their own, unless a kept event
+        // was retracted or lost to a new line, or the bucket has files enough: then
+        // the bucket's events in one file.
+        let still_old = ing_b
+            .agents
+            .iter()
+            .flat_map(|a| &a.events)
+            .filter(|e| is_old(e))
+            .count();
+        let append_only =
+            dropped == 0 && still_old == old_count && events_files.len() < MAX_EVENTS_FILES;
+        let events_list = if append_only {
+            let fresh = Ingested {
+                files: ing_b.files.clone(),
+                agents: ing_b
+                    .agents
+                    .iter()
+                    .map(|ag| ingest::Agent {
+                        root: ag.root.clone(),
+                        events: ag.events.iter().filter(|e| !is_old(e)).cloned().collect(),
+                    })
+                    .filter(|ag| !ag.events.is_empty())
+                    .collect(),
+                ..Default::default()
+            };
+            let mut list = events_files.clone();
+            if !fresh.agents.is_empty() {
+                list.extend(store::write_events_parts(dir, &bid, &fresh, None)?);
+            }
+            list
+        } else {
+            let mut all = untouched_batches;
+            all.extend(store::events_batches(&ing_b)?);
+            all.retain(|b| b.num_rows() > 0);
+            tables.insert("events", all);
+            Vec::new()
+        };
+        tables.retain(|_, batches| !batches.is_empty());
+        let mut written = store::write_parts(dir, &bid, &tables)?;
+        if append_only {
+            written.insert("events".into(), events_list);
+        }
+        Ok(Ok(BucketOut {
+            b,
+            acc,
+            old_kept,
+            conflicts,
+            files_here,
+            written,
+            counts: [agents, intervals],
+        }))
+    }
+}
+
+/// Writes every per-agent table of one bucket's agents `ing` (reduced into `derived`).
+fn write_bucket(
+    dir: &Path,
+    id: &str,
+    b: u32,
+    ing: &Ingested,
+    derived: &Derived,
+) -> Result<BTreeMap<String, Vec<String>>> {
+    let id = format!("{id}-b{b:03}");
+    let derived_tables: Vec<&'static str> = per_agent_tables()
+        .into_iter()
+        .filter(|t| *t != "events")
+        .collect();
+    let batches = store::some_batches(ing, derived, &derived_tables)?;
+    let mut files = store::write_parts(dir, &id, &batches)?;
+    files.insert(
+        "events".into(),
+        store::write_events_parts(dir, &id, ing, None)?,
+    );
+    Ok(files)
+}
+
+/// Reads a whole table of the version `m` with `decode`.
+fn read_table<T>(
+    root: &Root,
+    m: &Manifest,
+    table: &str,
+    decode: impl Fn(&RecordBatch) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for rel in m.tables.get(table).into_iter().flatten() {
+        for b in read_parquet(root, rel)? {
+            out.extend(decode(&b)?);
+        }
+    }
+    Ok(out)
+}
+
+fn read_files_table(root: &Root, m: &Manifest) -> Result<Vec<FileSummary>> {
+    read_table(root, m, "files", store::files_from_batch)
+}
+
+/// One committed Parquet file's batches, through the warehouse's store.
+fn read_parquet(root: &Root, rel: &str) -> Result<Vec<RecordBatch>> {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use object_store::ObjectStoreExt;
+    let bytes = block_on(async {
+        root.store
+            .get(&root.path(rel))
+            .await
+            .map_err(|e| root.store_error(rel, e))?
+            .bytes()
+            .await
+            .map_err(|e| root.store_error(rel, e))
+    })?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)?.build()?;
+    Ok(reader.collect::<std::result::Result<Vec<_>, _>>()?)
+}
+
+/// The events of a batch of the `events` table, numbered by `idx`.
+fn events_of(root: &Root, b: &RecordBatch, idx: &HashMap<&str, u32>) -> Result<Vec<Event>> {
+    let names = store::events_file_names(b)?;
+    store::events_from_batch(b)?
+        .into_iter()
+        .zip(names)
+        .map(|(mut e, name)| {
+            e.file = *idx.get(name.as_str()).ok_or_else(|| {
+                root.error(format!(
+                    "its events name the input {name}, which its files table does not: \
+                     damaged; ingest the logs again"
+                ))
+            })?;
+            Ok(e)
+        })
+        .collect()
+}
+
+/// Batches of a per-agent table split into the rows of the agents in `roots` and the others.
+fn split_by_root(
+    batches: &[RecordBatch],
+    roots: &HashSet<String>,
+) -> Result<(Vec<RecordBatch>, Vec<RecordBatch>)> {
+    use datafusion::arrow::array::BooleanArray;
+    use datafusion::arrow::compute::filter_record_batch;
+    let (mut yes, mut no) = (Vec::new(), Vec::new());
+    for b in batches {
+        let col = store::text_column(b, "a per-agent", "root")?;
+        let col = col.as_string::<i32>();
+        let mask: BooleanArray = col
+            .iter()
+            .map(|r| Some(roots.contains(r.unwrap_or_default())))
+            .collect();
+        let not: BooleanArray = mask.iter().map(|m| m.map(|v| !v)).collect();
+        yes.push(filter_record_batch(b, &mask)?);
+        no.push(filter_record_batch(b, &not)?);
+    }
+    yes.retain(|b| b.num_rows() > 0);
+    no.retain(|b| b.num_rows() > 0);
+    Ok((yes, no))
+}

@@ -1,0 +1,462 @@
+//! `runlog ingest --append`: for random splits of generated and real logs into A and B
+//! (with a file of A that grows and one whose earlier content changes), `ingest A` then
+//! `ingest --append B` gives the tables of `ingest A∪B`, row for row; a second append of
+//! the same files writes and commits nothing; `kill -9` during an append leaves the
+//! previous version readable and a re-run converges; concurrent appenders all land.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use runlog::gen::{GenOptions, Layout, Mix};
+
+use super::shards::dump;
+
+fn runlog(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args(args)
+        .output()
+        .expect("run runlog")
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "runlog failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `runlog ingest [--append] FILES -w WH`; the output.
+fn ingest(files: &[PathBuf], wh: &Path, append: bool) -> Output {
+    let mut args = vec!["ingest".to_string()];
+    if append {
+        args.push("--append".into());
+    }
+    args.extend(files.iter().map(|f| s(f).to_string()));
+    args.extend(["-w".into(), s(wh).into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(runlog(&args))
+}
+
+fn versions(wh: &Path) -> usize {
+    std::fs::read_dir(wh.join("_log"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A small seeded generator (splits must differ by seed, and repeat).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn assert_same(a: &Path, b: &Path, what: &str) {
+    let (da, db) = (dump(a), dump(b));
+    for t in runlog::store::TABLES {
+        assert!(
+            da[t] == db[t],
+            "{what}: table {t} differs\n--- append ---\n{}\n--- full ---\n{}",
+            da[t],
+            db[t]
+        );
+    }
+}
+
+/// Lines of a file, each with its newline.
+fn lines_of(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .split_inclusive('\n')
+        .map(str::to_string)
+        .collect()
+}
+
+/// One split: the files of `logs` (all of them, final contents) into A and B at random;
+/// one file of A is ingested with only its first lines (it grows after), one with a line
+/// changed (it changes after). Checks `A` then `--append B` (and the grown and changed
+/// files) against a full ingest of everything, starting from a full ingest of A (`full_a`)
+/// or from an append into a missing warehouse; returns the append's output.
+fn check_split(logs: &[PathBuf], seed: u64, full_a: bool, mutate: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Lcg(seed);
+    // Copies of the logs, so that files can be cut and changed.
+    let mut files = Vec::new();
+    for (k, f) in logs.iter().enumerate() {
+        let to = dir.path().join(format!(
+            "f{k:02}-{}",
+            f.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::copy(f, &to).unwrap();
+        files.push(to);
+    }
+    let (mut a, mut b): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
+    for f in &files {
+        if rng.next() % 2 == 0 {
+            a.push(f.clone());
+        } else {
+            b.push(f.clone());
+        }
+    }
+    if a.is_empty() {
+        a.push(b.pop().unwrap());
+    }
+    // The grown and the changed file, among A's plain files.
+    let plain: Vec<PathBuf> = a
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "jsonl"))
+        .cloned()
+        .collect();
+    let mut later: Vec<(PathBuf, String)> = Vec::new();
+    if mutate && !plain.is_empty() {
+        let grown = &plain[rng.next() as usize % plain.len()];
+        let all = lines_of(grown);
+        let cut = all.len() * 3 / 5;
+        later.push((grown.clone(), all.concat()));
+        std::fs::write(grown, all[..cut].concat()).unwrap();
+        if plain.len() > 1 {
+            let changed = plain.iter().find(|f| *f != grown).unwrap();
+            let mut all = lines_of(changed);
+            later.push((changed.clone(), all.concat()));
+            let k = rng.next() as usize % all.len().max(1);
+            all[k] = "{\"not\": \"the final line\"}\n".into();
+            all.remove((k + 1) % all.len());
+            std::fs::write(changed, all.concat()).unwrap();
+        }
+    }
+    let wh = dir.path().join("wh");
+    ingest(&a, &wh, !full_a);
+    for (f, text) in &later {
+        std::fs::write(f, text).unwrap();
+        b.push(f.clone());
+    }
+    let out = stderr(&ingest(&b, &wh, true));
+    if later.len() == 2 {
+        assert!(out.contains("1 grown, 1 changed"), "{out}");
+    }
+    let full = dir.path().join("full");
+    ingest(&files, &full, false);
+    let what = format!("seed {seed}, full A {full_a}, A {a:?}, B {b:?}");
+    assert_same(&wh, &full, &what);
+    // Again: nothing new, nothing committed.
+    let before = versions(&wh);
+    let again = stderr(&ingest(&b, &wh, true));
+    assert!(again.contains("0 new files, 0 new lines"), "{again}");
+    assert_eq!(versions(&wh), before, "{what}: a re-append commits nothing");
+    out
+}
+
+fn generated(dir: &Path, layout: Layout, anomalies: f64, seed: u64) -> Vec<PathBuf> {
+    let out = dir.join(format!("gen-{seed}"));
+    let opts = GenOptions {
+        agents: 60,
+        seed,
+        files: 6,
+        anomalies,
+        layout,
+        mix: Mix::Deltas,
+    };
+    runlog::gen::write(&opts, &out).unwrap();
+    runlog::ingest::discover(&[out]).unwrap().0
+}
+
+#[test]
+fn appends_of_generated_logs_equal_a_full_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut incremental = 0;
+    for (k, layout) in Layout::ALL.into_iter().enumerate() {
+        for (anomalies, seed) in [(0.0, 11 + k as u64), (0.05, 21 + k as u64)] {
+            let logs = generated(dir.path(), layout, anomalies, seed);
+            for full_a in [false, true] {
+                let out = check_split(&logs, seed * 7 + full_a as u64, full_a, true);
+                if full_a {
+                    assert!(out.contains("read every input again"), "{out}");
+                } else if !out.contains("read every input again") {
+                    incremental += 1;
+                }
+            }
+        }
+    }
+    // Clean logs append bucket by bucket, a changed file included.
+    assert!(incremental >= 3, "{incremental} appends were incremental");
+}
+
+#[test]
+fn appends_after_the_files_before_them_stay_incremental_with_anomalies() {
+    // Duplicates and conflicts in the warehouse: new files sorting after the old ones lose
+    // to the kept events, which the warehouse can tell without the lost lines.
+    let dir = tempfile::tempdir().unwrap();
+    for layout in [Layout::Rotated, Layout::Scattered] {
+        let logs = generated(dir.path(), layout, 0.05, 5);
+        let wh = dir.path().join(format!("wh-{layout:?}"));
+        let (a, b) = logs.split_at(3);
+        ingest(a, &wh, true);
+        let out = stderr(&ingest(b, &wh, true));
+        assert!(!out.contains("read every input again"), "{out}");
+        assert!(out.contains("appended: 3 new files"), "{out}");
+        let full = dir.path().join(format!("full-{layout:?}"));
+        ingest(&logs, &full, false);
+        assert_same(&wh, &full, &format!("{layout:?}"));
+    }
+}
+
+#[test]
+fn appends_of_the_sample_logs_equal_a_full_ingest() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
+    let logs = runlog::ingest::discover(&[root]).unwrap().0;
+    for seed in [1, 2, 3] {
+        check_split(&logs, seed, seed == 3, seed == 2);
+    }
+}
+
+#[test]
+fn summary_json_counts_the_new_files_and_lines_and_adds_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = generated(dir.path(), Layout::Rotated, 0.05, 3);
+    let wh = dir.path().join("wh");
+    ingest(&logs[..2], &wh, true);
+    let json = dir.path().join("s.json");
+    ok(runlog(&[
+        "ingest",
+        "--append",
+        s(&logs[2]),
+        s(&logs[3]),
+        "-w",
+        s(&wh),
+        "--summary-json",
+        s(&json),
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let lines: u64 = logs[2..4].iter().map(|f| lines_of(f).len() as u64).sum();
+    assert_eq!(v["new_files"], 2);
+    assert_eq!(v["new_lines"], lines);
+    assert_eq!(v["files"], 4);
+    assert_eq!(v["adds_up"], true);
+    let again = runlog(&[
+        "ingest",
+        "--append",
+        s(&logs[2]),
+        "-w",
+        s(&wh),
+        "--summary-json",
+        "-",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&ok(again).stdout).unwrap();
+    assert_eq!(
+        (v["new_files"].as_u64(), v["new_lines"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
+
+fn count_events(wh: &Path) -> Option<u64> {
+    let ctx = runlog::query::context_from_warehouse(wh).ok()?;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (_, b) = rt
+        .block_on(runlog::query::run_sql(&ctx, "SELECT count(*) FROM events"))
+        .ok()?;
+    use datafusion::arrow::array::AsArray;
+    Some(
+        b[0].column(0)
+            .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+            .value(0) as u64,
+    )
+}
+
+#[test]
+fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 400,
+        seed: 4,
+        files: 4,
+        layout: Layout::Rotated,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let wh = dir.path().join("wh");
+    ingest(&logs[..1], &wh, true);
+    let first = count_events(&wh).unwrap();
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    let total = count_events(&full).unwrap();
+    let mut args: Vec<&str> = vec!["ingest", "--append", "-q", "-w", s(&wh)];
+    args.extend(logs[1..].iter().map(|p| s(p)));
+    for delay_ms in [5u64, 30, 80, 150, 300, 600] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
+            .args(&args)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        let n = count_events(&wh).expect("the warehouse stays readable");
+        if status.success() {
+            assert_eq!(n, total, "a finished append is whole");
+        } else {
+            assert!(
+                n == first || n == total,
+                "killed after {delay_ms} ms: {n} events"
+            );
+        }
+    }
+    // A re-run converges on the tables of a full ingest.
+    ok(runlog(&args));
+    assert_same(&wh, &full, "after kills");
+}
+
+#[test]
+fn eight_concurrent_appenders_all_land_one_version_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 80,
+        seed: 9,
+        files: 9,
+        anomalies: 0.02,
+        layout: Layout::Scattered,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    // On the in-memory store, and on a local folder (whose tables are compared).
+    let memory = runlog::objstore::Root::in_memory("append-race");
+    let local = dir.path().join("wh");
+    let local_root = runlog::objstore::Root::open(&local).unwrap();
+    for root in [&memory, &local_root] {
+        let io = runlog::IngestOptions::default();
+        let gc = runlog::commit::GcPolicy::default();
+        runlog::append::append_at(root, &logs[..1], &io, gc).unwrap();
+        std::thread::scope(|sc| {
+            for f in &logs[1..] {
+                let io = io.clone();
+                sc.spawn(move || {
+                    let a =
+                        runlog::append::append_at(root, std::slice::from_ref(f), &io, gc).unwrap();
+                    assert_eq!(a.new_files, 1);
+                    assert!(a.manifest.is_some());
+                });
+            }
+        });
+        let vs = runlog::objstore::block_on(runlog::commit::log::versions(root)).unwrap();
+        assert_eq!(vs, (1..=9).collect::<Vec<u64>>(), "one version each");
+        let m = runlog::commit::read_latest(root).unwrap();
+        assert_eq!(m.inputs.len(), 9, "every appender's file is in the index");
+        let kept: u64 = m.summary["kept"].as_u64().unwrap();
+        let full_kept = runlog::commit::read_manifest(&full).unwrap().summary["kept"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(kept, full_kept, "nothing lost");
+    }
+    assert_same(&local, &full, "eight appenders");
+}
+
+#[test]
+fn many_appends_compact_each_buckets_events_files() {
+    // Rotated files: every day's file continues the agents of the days before.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 12,
+        seed: 2,
+        files: 12,
+        layout: Layout::Rotated,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let wh = dir.path().join("wh");
+    for f in &logs {
+        let out = stderr(&ingest(std::slice::from_ref(f), &wh, true));
+        assert!(!out.contains("read every input again"), "{out}");
+    }
+    let m = runlog::commit::read_manifest(&wh).unwrap();
+    let most = m.bucket_files["events"]
+        .values()
+        .map(Vec::len)
+        .max()
+        .unwrap();
+    assert!(
+        most <= runlog::append::MAX_EVENTS_FILES,
+        "{most} events files in a bucket"
+    );
+    assert!(most > 1, "appends add events files");
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(&wh, &full, "twelve appends");
+}
+
+#[test]
+fn tables_without_rows_are_readable_after_an_append() {
+    // Two log events: no intervals, turns, tool calls, callbacks or runs.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.jsonl");
+    let line = |seq: u64| {
+        format!(
+            "{{\"seq\":{seq},\"ts\":\"2026-11-03T10:00:0{seq}Z\",\"root\":\"r\",\"session\":\"r\",\"type\":\"log\",\"data\":{{\"msg\":\"m{seq}\"}}}}\n"
+        )
+    };
+    std::fs::write(&f, line(1)).unwrap();
+    let wh = dir.path().join("wh");
+    ingest(std::slice::from_ref(&f), &wh, true);
+    std::fs::write(&f, line(1) + &line(2)).unwrap();
+    let out = stderr(&ingest(std::slice::from_ref(&f), &wh, true));
+    assert!(out.contains("1 grown"), "{out}");
+    let full = dir.path().join("full");
+    ingest(std::slice::from_ref(&f), &full, false);
+    assert_same(&wh, &full, "two log events");
+}
+
+#[test]
+fn an_append_onto_a_warehouse_of_an_older_release_reads_everything_once() {
+    // An older release's version: no fingerprint index, no buckets.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = generated(dir.path(), Layout::Scattered, 0.05, 31);
+    let wh = dir.path().join("wh");
+    ingest(&logs[..4], &wh, false);
+    let latest = std::fs::read_dir(wh.join("_log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .max()
+        .unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&latest).unwrap()).unwrap();
+    assert!(v.as_object_mut().unwrap().remove("inputs").is_some());
+    std::fs::write(&latest, serde_json::to_vec(&v).unwrap()).unwrap();
+    assert!(runlog::commit::read_manifest(&wh)
+        .unwrap()
+        .inputs
+        .is_empty());
+    let out = stderr(&ingest(&logs[4..], &wh, true));
+    assert!(out.contains("not stored in buckets yet"), "{out}");
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(&wh, &full, "older release");
+    // Bucketed now: the next append is incremental, and an unchanged one a no-op.
+    let again = stderr(&ingest(&logs[..4], &wh, true));
+    assert!(again.contains("0 new files, 0 new lines"), "{again}");
+}
