@@ -16,9 +16,12 @@ pub const SHARED_TABLES: &[&str] = &["rejects", "files"];
 
 /// FNV-1a, 64 bits, of the root's bytes: the stable hash that places an agent in a shard.
 pub fn root_hash(root: &str) -> u64 {
-    let mut h = crate::fingerprint::Fnv::default();
-    h.add(root.as_bytes());
-    h.0
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in root.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// One shard of a sharded ingest: `index` of `count` (written `I/N`, `0 <= I < N`).
