@@ -193,31 +193,38 @@ pub fn remote_store(text: &str) -> Result<(Arc<dyn ObjectStore>, url::Url)> {
             "{text}: a location in {scheme}:// is {scheme}://{host}/PREFIX"
         )));
     };
-    let store = match scheme.as_str() {
-        #[cfg(feature = "s3")]
-        "s3" => s3_store(text, bucket)?,
-        #[cfg(feature = "gcs")]
-        "gs" => gcs_store(
-            text,
-            bucket,
-            object_store::gcp::GoogleCloudStorageBuilder::from_env(),
-            gcloud_default_credentials().as_deref(),
-        )?,
-        #[cfg(feature = "azure")]
-        "az" => azure_store(
-            text,
-            bucket,
-            object_store::azure::MicrosoftAzureBuilder::from_env(),
-        )?,
-        _ => {
-            let _ = bucket;
-            return Err(Error::Invalid(format!(
-                "{text}: this runlog was built without {scheme}:// support; build it with \
-                 `--features {feature}`"
-            )));
-        }
+    let Some(store) = open_bucket(&scheme, text, bucket) else {
+        return Err(Error::Invalid(format!(
+            "{text}: this runlog was built without {scheme}:// support; build it with \
+             `--features {feature}`"
+        )));
     };
-    Ok((store, url))
+    Ok((store?, url))
+}
+
+/// The bucket's store, when its scheme's feature is built in.
+fn open_bucket(scheme: &str, text: &str, bucket: &str) -> Option<Result<Arc<dyn ObjectStore>>> {
+    #[cfg(feature = "s3")]
+    if scheme == "s3" {
+        return Some(s3_store(text, bucket));
+    }
+    #[cfg(feature = "gcs")]
+    if scheme == "gs" {
+        let env = object_store::gcp::GoogleCloudStorageBuilder::from_env();
+        return Some(gcs_store(
+            text,
+            bucket,
+            env,
+            gcloud_default_credentials().as_deref(),
+        ));
+    }
+    #[cfg(feature = "azure")]
+    if scheme == "az" {
+        let env = object_store::azure::MicrosoftAzureBuilder::from_env();
+        return Some(azure_store(text, bucket, env));
+    }
+    let _ = (scheme, text, bucket);
+    None
 }
 
 #[cfg(feature = "s3")]
