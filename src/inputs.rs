@@ -180,9 +180,12 @@ fn list_in(store: Arc<dyn ObjectStore>, url: &url::Url, text: &str) -> Result<Li
     let metas =
         objstore::block_on(store.list(Some(&prefix)).try_collect::<Vec<_>>()).map_err(err)?;
     if metas.is_empty() {
-        return Err(Error::Invalid(format!(
-            "{text}: no such object, and no objects under it"
-        )));
+        let what = if url.path().ends_with('/') {
+            "no objects under it"
+        } else {
+            "no such object, and no objects under it"
+        };
+        return Err(Error::Invalid(format!("{text}: {what}")));
     }
     let mut objects = Vec::new();
     let mut skipped = Vec::new();

@@ -276,6 +276,11 @@ fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
         !ds["files"].contains("runlog-inputs-"),
         "no temporary path is shown"
     );
+    // Spilled through partitions on disk, the same.
+    let spilled = dir.path().join("wh-spilled");
+    let w = spilled.to_str().unwrap();
+    ok(&["ingest", &prefix, "-w", w, "-q", "--spill-partitions", "3"]);
+    assert_eq!(dump(w), ds);
 
     // report, query and replay read the same inputs from the store.
     let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
