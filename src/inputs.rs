@@ -37,22 +37,7 @@ pub const DOWNLOADS_AT_ONCE: usize = 8;
 pub struct Resolved {
     pub inputs: Inputs,
     /// The folder the objects were downloaded to, removed on drop.
-    downloads: Option<tempfile::TempDir>,
-}
-
-impl Resolved {
-    /// How many of the files were downloaded from object stores.
-    pub fn downloaded(&self) -> usize {
-        match &self.downloads {
-            None => 0,
-            Some(d) => self
-                .inputs
-                .files
-                .iter()
-                .filter(|f| f.path.starts_with(d.path()))
-                .count(),
-        }
-    }
+    _downloads: Option<tempfile::TempDir>,
 }
 
 /// Resolves the input locations: local ones as the core discovers them, remote ones listed
@@ -69,7 +54,7 @@ pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
     if remote.is_empty() {
         return Ok(Resolved {
             inputs: Inputs::discover(&local)?,
-            downloads: None,
+            _downloads: None,
         });
     }
     let mut parts = Vec::new();
@@ -113,7 +98,7 @@ pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
     });
     Ok(Resolved {
         inputs: Inputs::merge(parts),
-        downloads: Some(dir),
+        _downloads: Some(dir),
     })
 }
 
@@ -128,7 +113,7 @@ struct Object {
 }
 
 impl Object {
-    /// The last part of its key, kept in the local copy's name (`.gz`, `.zst` count there).
+    /// The last part of its key, kept in the local copy's name (to tell the copies apart).
     fn file_name(&self) -> String {
         self.location
             .filename()
@@ -316,6 +301,6 @@ mod tests {
             Inputs::discover(&[dir.path().to_path_buf()]).unwrap()
         );
         assert_eq!(r.inputs.files.len(), 1);
-        assert_eq!(r.downloaded(), 0);
+        assert!(r._downloads.is_none());
     }
 }

@@ -175,7 +175,7 @@ pub fn ingest_inputs(
             Some(shard)
         }
     };
-    let (staged, files, mut summary, inputs) = match w.memory {
+    let (staged, files, mut summary, fingerprint) = match w.memory {
         Memory::InMemory => in_memory(inputs, opts, warehouse, w, shard, start)?,
         Memory::Spilled(p) => spilled(inputs, opts, warehouse, w, shard, p)?,
     };
@@ -185,7 +185,8 @@ pub fn ingest_inputs(
     let (manifest, shard_status) = match w.commit {
         CommitMode::Full => (commit::commit_full(staged, files, value, w.gc)?, None),
         CommitMode::Shard { shard, reshard } => {
-            let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard, w.gc)?;
+            let (m, s) =
+                shards::commit_shard(staged, shard, fingerprint, files, value, reshard, w.gc)?;
             (m, Some(s))
         }
     };
