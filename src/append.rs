@@ -123,26 +123,22 @@ pub fn append_at(
     )))
 }
 
-/// The fingerprints of a full ingest's inputs (`files`: its accounting, by name).
+/// The fingerprints of a full ingest's inputs (`files`: its accounting, by name), keyed by
+/// the names the tables give them (an object's URL, read from its local copy).
 pub fn fingerprints(
-    paths: &[PathBuf],
+    inputs: &ingest::Inputs,
     files: &[FileSummary],
 ) -> Result<BTreeMap<String, Fingerprint>> {
-    let (found, _) = ingest::discover(paths)?;
     let by_name: HashMap<&str, &FileSummary> = files.iter().map(|f| (f.file.as_str(), f)).collect();
-    found
+    inputs
+        .files
         .par_iter()
-        .filter_map(|p| {
-            let name = p.display().to_string();
-            let f = by_name.get(name.as_str())?;
-            Some((p, name, *f))
-        })
-        .map(|(p, name, f)| {
-            let s = scan(p, None).map_err(|e| Error::io(p, e))?;
-            let rel = ingest::relative_name(p, paths);
+        .filter_map(|i| Some((i, *by_name.get(i.name.as_str())?)))
+        .map(|(i, f)| {
+            let s = scan(&i.path, None).map_err(|e| Error::io(&i.name, e))?;
             Ok((
-                name,
-                Fingerprint::new(&s, f.lines + f.blank, &f.format, &rel),
+                i.name.clone(),
+                Fingerprint::new(&s, f.lines + f.blank, &f.format, &i.rel),
             ))
         })
         .collect()
@@ -548,8 +544,16 @@ impl Run<'_> {
             rejects: conflicts,
             ..Default::default()
         };
-        let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
-        ingest::excerpt_conflicts(&paths, &mut with_conflicts, self.opts);
+        // Inputs are local files named by their paths (see `append`).
+        let files: Vec<ingest::Input> = names
+            .iter()
+            .map(|n| ingest::Input {
+                path: PathBuf::from(n),
+                name: n.clone(),
+                rel: String::new(),
+            })
+            .collect();
+        ingest::excerpt_conflicts(&files, &mut with_conflicts, self.opts);
         // The files table: the old rows, what this run read, and what assembly found.
         let mut rows = Vec::with_capacity(n);
         for (f, name) in names.iter().enumerate() {

@@ -4,8 +4,13 @@
 //!
 //! Ballista runs on a standalone cluster started inside this process (a scheduler and one
 //! executor on localhost), or on a remote cluster named by its scheduler's URL
-//! (`df://HOST:PORT`). Executors read the warehouse's Parquet files at the paths the
-//! manifest names, so a remote cluster's executors must see the warehouse at the same path.
+//! (`df://HOST:PORT`). Executors read the warehouse's Parquet files at the locations the
+//! manifest names: a local warehouse at the same path on every machine, or one in an
+//! object store (`s3://...`) at its URL. The standalone executor shares this process's
+//! runtime, where the warehouse's store is registered before the cluster starts; a remote
+//! cluster's scheduler and executors open `s3://` stores themselves (Ballista's own
+//! `ballista-scheduler` and `ballista-executor` build them from the AWS_* environment), so
+//! they need only the same environment, not a shared mount.
 
 use std::path::Path;
 
@@ -40,19 +45,25 @@ pub fn scheduler_url(s: &str) -> String {
 #[cfg(feature = "ballista")]
 pub async fn ballista_context(warehouse: &Path, scheduler: Option<&str>) -> Result<SessionContext> {
     use ballista::prelude::{SessionConfigExt, SessionContextExt};
+    use datafusion::execution::runtime_env::RuntimeEnvBuilder;
     use datafusion::execution::SessionStateBuilder;
 
+    let root = crate::objstore::Root::open(warehouse)?;
     let config =
         crate::query::session_config(datafusion::prelude::SessionConfig::new_with_ballista());
+    // The warehouse's store in the runtime the standalone executor is started with.
+    let runtime = RuntimeEnvBuilder::new().build_arc()?;
+    root.register_in(&runtime)?;
     let state = SessionStateBuilder::new()
         .with_config(config)
+        .with_runtime_env(runtime)
         .with_default_features()
         .build();
     let ctx = match scheduler {
         None => SessionContext::standalone_with_state(state).await?,
         Some(url) => SessionContext::remote_with_state(&scheduler_url(url), state).await?,
     };
-    crate::query::register_warehouse(&ctx, warehouse)?;
+    crate::query::register_root(&ctx, &root)?;
     Ok(ctx)
 }
 

@@ -4,7 +4,8 @@
 //! (`runlog_core`, re-exported here: [`event`] → [`decode`] → [`import`] → [`ingest`] →
 //! [`reduce`]) turns files into validated, ordered events, rejects and derived rows; then
 //! [`store`] (Arrow schemas and batches, Parquet files) → [`commit`] (the warehouse's
-//! version log, lock and garbage collection, on any [`objstore`]) → [`pipeline`] (the one write path: inputs,
+//! version log, lock and garbage collection, on any [`objstore`]) → [`pipeline`] (the one write path: inputs
+//! resolved by [`inputs`],
 //! commit mode, memory, `--max-rejects`) → [`query`] / [`report`] (rendered as text, JSON,
 //! Markdown or [`html`]; [`baseline`] compares two reports, testing shifts with
 //! [`stats`]) / [`replay`] (and its pages, [`timeline`]). [`engine`] runs the SQL locally
@@ -18,6 +19,7 @@ pub mod commit;
 pub mod engine;
 pub mod error;
 pub mod html;
+pub mod inputs;
 pub mod location;
 pub mod objstore;
 pub mod pipeline;
@@ -76,8 +78,18 @@ pub fn load_shard(
     opts: &IngestOptions,
     shard: Option<shard::Shard>,
 ) -> Result<Loaded> {
+    load_inputs(&ingest::Inputs::discover(paths)?, opts, shard)
+}
+
+/// [`load_shard`] of inputs already resolved ([`inputs::resolve`]: local files and
+/// objects downloaded from stores, each shown by its own name).
+pub fn load_inputs(
+    inputs: &ingest::Inputs,
+    opts: &IngestOptions,
+    shard: Option<shard::Shard>,
+) -> Result<Loaded> {
     let start = Instant::now();
-    let mut ingested = ingest::ingest_paths(paths, opts)?;
+    let mut ingested = ingest::ingest_inputs(inputs, opts)?;
     if let Some(s) = shard {
         s.retain(&mut ingested);
     }

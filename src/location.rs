@@ -1,9 +1,9 @@
 //! Locations of warehouses and inputs: a local path, or a URL. A `file://` URL names a
 //! local path (`file:///srv/wh` is `/srv/wh`), so warehouses and inputs shared through a
-//! file system every machine mounts at the same place can be written as URLs. An `s3://`
-//! warehouse is opened as an object store ([`crate::objstore`]); other locations in object
-//! stores (`gs://`, `az://`, `s3://` inputs, ...) are not implemented yet and are refused
-//! with a clear message instead of being taken for a relative path.
+//! file system every machine mounts at the same place can be written as URLs. Warehouses
+//! and inputs in object stores (`s3://`, `gs://`, `az://`) are opened by
+//! [`crate::objstore`] (inputs through [`crate::inputs`]); other schemes are refused with
+//! a clear message instead of being taken for a relative path.
 
 use std::path::{Path, PathBuf};
 
@@ -34,8 +34,8 @@ pub fn local_path(loc: &Path) -> Result<PathBuf> {
             })
         }
         Some(s) => Err(Error::Invalid(format!(
-            "{text}: {s}:// locations are not supported yet; use a local path or a file:// URL \
-             (e.g. a bucket mounted on every machine at the same path)"
+            "{text}: {s}:// is not a local location; runlog reads local paths, file:// URLs, \
+             and object stores at s3://, gs:// and az://"
         ))),
     }
 }
@@ -64,10 +64,10 @@ mod tests {
             PathBuf::from("rel/dir")
         );
         assert!(local_path(Path::new("file://host/x")).is_err());
-        let e = local_path(Path::new("s3://bucket/wh"))
+        let e = local_path(Path::new("ftp://host/wh"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("s3:// locations are not supported"), "{e}");
+        assert!(e.contains("ftp:// is not a local location"), "{e}");
         assert_eq!(scheme("c:/x"), None);
         assert_eq!(scheme("./a://b"), None);
     }

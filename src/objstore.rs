@@ -7,7 +7,16 @@
 //! - `s3://BUCKET/PREFIX` (with the `s3` feature): `AmazonS3`, configured by the standard
 //!   environment (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 //!   `AWS_REGION`, `AWS_ALLOW_HTTP`, ...) through `AmazonS3Builder::from_env`;
+//! - `gs://BUCKET/PREFIX` (with the `gcs` feature): `GoogleCloudStorage`, configured by
+//!   `GoogleCloudStorageBuilder::from_env` (`GOOGLE_APPLICATION_CREDENTIALS`,
+//!   `GOOGLE_SERVICE_ACCOUNT`, `GOOGLE_SERVICE_ACCOUNT_KEY`, or gcloud's default credentials);
+//! - `az://CONTAINER/PREFIX` (with the `azure` feature): `MicrosoftAzure`, configured by
+//!   `MicrosoftAzureBuilder::from_env` (`AZURE_STORAGE_ACCOUNT_NAME` and a key, SAS, token,
+//!   service principal, managed identity or the Azure CLI);
 //! - an in-memory store (tests), `memory://NAME/`.
+//!
+//! [`remote_store`] opens the bucket of any such URL; input paths in stores
+//! (`crate::inputs`) are read through it too.
 //!
 //! The library is synchronous where it writes; [`block_on`] runs the store's futures on one
 //! process-wide runtime (one, so that an HTTP client's pooled connections outlive each call).
@@ -37,10 +46,11 @@ impl Root {
     /// The warehouse at `loc`: a local path, a `file://` URL, or `s3://BUCKET/PREFIX`.
     pub fn open(loc: &Path) -> Result<Root> {
         let text = loc.to_string_lossy();
-        match crate::location::scheme(&text) {
-            Some(s) if s.eq_ignore_ascii_case("s3") => s3(&text),
-            _ => Root::local(&crate::location::local_path(loc)?),
+        if is_supported_remote(loc) {
+            let (store, _) = remote_store(&text)?;
+            return Root::with_store(store, &text);
         }
+        Root::local(&crate::location::local_path(loc)?)
     }
 
     /// A local folder (need not exist yet).
@@ -120,10 +130,18 @@ impl Root {
     /// Registers a remote store with DataFusion under its `scheme://authority` (the local
     /// file system is registered already).
     pub fn register_store(&self, ctx: &datafusion::prelude::SessionContext) -> Result<()> {
+        self.register_in(&ctx.runtime_env())
+    }
+
+    /// [`Root::register_store`] in a runtime (before a session is made with it).
+    pub fn register_in(
+        &self,
+        runtime: &datafusion::execution::runtime_env::RuntimeEnv,
+    ) -> Result<()> {
         if self.local.is_none() {
             let url = url::Url::parse(&self.store_url())
                 .map_err(|e| Error::Invalid(format!("{}: {e}", self.store_url())))?;
-            ctx.register_object_store(&url, self.store.clone());
+            runtime.register_object_store(&url, self.store.clone());
         }
         Ok(())
     }
@@ -150,15 +168,67 @@ impl Root {
     }
 }
 
-#[cfg(feature = "s3")]
-fn s3(text: &str) -> Result<Root> {
+/// The object stores runlog opens, by URL scheme: (scheme, cargo feature, what the URL's
+/// host names).
+pub const REMOTE_SCHEMES: [(&str, &str, &str); 3] = [
+    ("s3", "s3", "BUCKET"),
+    ("gs", "gcs", "BUCKET"),
+    ("az", "azure", "CONTAINER"),
+];
+
+/// The store holding a remote location (`s3://BUCKET/...`, `gs://BUCKET/...`,
+/// `az://CONTAINER/...`), configured by the standard environment, and the location's URL.
+/// A scheme whose cargo feature is not built in is refused naming the feature.
+pub fn remote_store(text: &str) -> Result<(Arc<dyn ObjectStore>, url::Url)> {
     let url =
         url::Url::parse(text).map_err(|e| Error::Invalid(format!("{text}: not a URL: {e}")))?;
-    let Some(bucket) = url.host_str().filter(|b| !b.is_empty()) else {
+    let scheme = url.scheme().to_ascii_lowercase();
+    let Some(&(_, feature, host)) = REMOTE_SCHEMES.iter().find(|(s, _, _)| *s == scheme) else {
         return Err(Error::Invalid(format!(
-            "{text}: an S3 location is s3://BUCKET/PREFIX"
+            "{text}: {scheme}:// is not an object store runlog opens (s3://, gs://, az://)"
         )));
     };
+    let Some(bucket) = url.host_str().filter(|b| !b.is_empty()) else {
+        return Err(Error::Invalid(format!(
+            "{text}: a location in {scheme}:// is {scheme}://{host}/PREFIX"
+        )));
+    };
+    let Some(store) = open_bucket(&scheme, text, bucket) else {
+        return Err(Error::Invalid(format!(
+            "{text}: this runlog was built without {scheme}:// support; build it with \
+             `--features {feature}`"
+        )));
+    };
+    Ok((store?, url))
+}
+
+/// The bucket's store, when its scheme's feature is built in.
+fn open_bucket(scheme: &str, text: &str, bucket: &str) -> Option<Result<Arc<dyn ObjectStore>>> {
+    #[cfg(feature = "s3")]
+    if scheme == "s3" {
+        return Some(s3_store(text, bucket));
+    }
+    #[cfg(feature = "gcs")]
+    if scheme == "gs" {
+        let env = object_store::gcp::GoogleCloudStorageBuilder::from_env();
+        return Some(gcs_store(
+            text,
+            bucket,
+            env,
+            gcloud_default_credentials().as_deref(),
+        ));
+    }
+    #[cfg(feature = "azure")]
+    if scheme == "az" {
+        let env = object_store::azure::MicrosoftAzureBuilder::from_env();
+        return Some(azure_store(text, bucket, env));
+    }
+    let _ = (scheme, text, bucket);
+    None
+}
+
+#[cfg(feature = "s3")]
+fn s3_store(text: &str, bucket: &str) -> Result<Arc<dyn ObjectStore>> {
     let store = object_store::aws::AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
         .build()
@@ -168,14 +238,137 @@ fn s3(text: &str) -> Result<Root> {
                  AWS_SECRET_ACCESS_KEY, AWS_REGION and AWS_ALLOW_HTTP)"
             ))
         })?;
-    Root::with_store(Arc::new(store), text)
+    Ok(Arc::new(store))
 }
 
-#[cfg(not(feature = "s3"))]
-fn s3(text: &str) -> Result<Root> {
-    Err(Error::Invalid(format!(
-        "{text}: this runlog was built without S3 support; build it with `--features s3`"
-    )))
+/// gcloud's application default credentials file, where `gcloud auth application-default
+/// login` writes it, when it exists.
+#[cfg(feature = "gcs")]
+fn gcloud_default_credentials() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let p = Path::new(&home).join(".config/gcloud/application_default_credentials.json");
+    p.is_file().then_some(p)
+}
+
+/// A Google Cloud Storage bucket. Without credentials in `builder` or gcloud's default file
+/// (`adc`), the store would fall back to a VM's metadata server, which elsewhere only fails
+/// after its retries: refused at once instead, saying what to set.
+#[cfg(feature = "gcs")]
+fn gcs_store(
+    text: &str,
+    bucket: &str,
+    builder: object_store::gcp::GoogleCloudStorageBuilder,
+    adc: Option<&Path>,
+) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::gcp::GoogleConfigKey as K;
+    const HOW: &str = "Google Cloud Storage is configured by GOOGLE_APPLICATION_CREDENTIALS \
+        (a credentials file), GOOGLE_SERVICE_ACCOUNT (a service account file) or \
+        GOOGLE_SERVICE_ACCOUNT_KEY (its JSON), or by `gcloud auth application-default login`";
+    let has = |k: K| builder.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    let anonymous = builder
+        .get_config_value(&K::SkipSignature)
+        .is_some_and(|v| v == "true");
+    let given = [
+        K::ServiceAccount,
+        K::ServiceAccountKey,
+        K::ApplicationCredentials,
+    ];
+    if !given.into_iter().any(has) && adc.is_none() && !anonymous {
+        return Err(Error::Invalid(format!(
+            "{text}: no Google Cloud credentials found; {HOW}"
+        )));
+    }
+    let store = builder
+        .with_bucket_name(bucket)
+        .build()
+        .map_err(|e| Error::Invalid(format!("{text}: {e} ({HOW})")))?;
+    Ok(Arc::new(store))
+}
+
+/// An Azure Blob Storage container. Without an account the builder refuses; without any
+/// credential it would fall back to a VM's managed identity endpoint, which elsewhere only
+/// fails after its retries: refused at once instead, saying what to set.
+#[cfg(feature = "azure")]
+fn azure_store(
+    text: &str,
+    container: &str,
+    builder: object_store::azure::MicrosoftAzureBuilder,
+) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::azure::AzureConfigKey as K;
+    const HOW: &str = "Azure Blob Storage is configured by AZURE_STORAGE_ACCOUNT_NAME and one of \
+        AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_KEY, AZURE_STORAGE_TOKEN, \
+        AZURE_CLIENT_ID with AZURE_CLIENT_SECRET and AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE, \
+        AZURE_MSI_ENDPOINT (managed identity), AZURE_USE_AZURE_CLI=true or \
+        AZURE_STORAGE_USE_EMULATOR=true";
+    let has = |k: K| builder.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    let on = |k: K| builder.get_config_value(&k).is_some_and(|v| v == "true");
+    let emulator = on(K::UseEmulator);
+    if !has(K::AccountName) && !emulator {
+        return Err(Error::Invalid(format!(
+            "{text}: no Azure storage account given; {HOW}"
+        )));
+    }
+    let credential = [
+        K::AccessKey,
+        K::SasKey,
+        K::Token,
+        K::ClientId,
+        K::FederatedTokenFile,
+        K::MsiEndpoint,
+    ]
+    .into_iter()
+    .any(has)
+        || on(K::UseAzureCli)
+        || on(K::SkipSignature)
+        || emulator;
+    if !credential {
+        return Err(Error::Invalid(format!(
+            "{text}: no Azure credentials found; {HOW}"
+        )));
+    }
+    let store = builder
+        .with_container_name(container)
+        .build()
+        .map_err(|e| Error::Invalid(format!("{text}: {e} ({HOW})")))?;
+    Ok(Arc::new(store))
+}
+
+/// A DataFusion object-store registry that opens the store of an `s3://`, `gs://` or
+/// `az://` URL on first use, configured by the environment ([`remote_store`]), as Ballista's
+/// own `ballista-scheduler` and `ballista-executor` do for S3: for a process that reads
+/// warehouses it was not told of beforehand, like a Ballista executor. Stores registered
+/// explicitly are used first.
+#[derive(Debug, Default)]
+pub struct EnvStores {
+    known: datafusion::execution::object_store::DefaultObjectStoreRegistry,
+}
+
+impl datafusion::execution::object_store::ObjectStoreRegistry for EnvStores {
+    fn register_store(
+        &self,
+        url: &url::Url,
+        store: Arc<dyn ObjectStore>,
+    ) -> Option<Arc<dyn ObjectStore>> {
+        self.known.register_store(url, store)
+    }
+
+    fn deregister_store(&self, url: &url::Url) -> datafusion::error::Result<Arc<dyn ObjectStore>> {
+        self.known.deregister_store(url)
+    }
+
+    fn get_store(&self, url: &url::Url) -> datafusion::error::Result<Arc<dyn ObjectStore>> {
+        if let Ok(store) = self.known.get_store(url) {
+            return Ok(store);
+        }
+        if !is_supported_remote(Path::new(url.as_str())) {
+            return self.known.get_store(url);
+        }
+        let bucket = format!("{}://{}/", url.scheme(), url.authority());
+        let (store, _) = remote_store(&bucket)
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+        self.known.register_store(url, store.clone());
+        Ok(store)
+    }
 }
 
 /// Whether `loc` names a warehouse or input in a remote object store (`s3://...`).
@@ -183,10 +376,14 @@ pub fn is_remote(loc: &Path) -> bool {
     crate::location::scheme(&loc.to_string_lossy()).is_some_and(|s| !s.eq_ignore_ascii_case("file"))
 }
 
-/// Whether `loc` is a remote location this runlog opens as an object store (`s3://`; gs://
-/// and az:// are not wired yet and are refused by [`crate::location::local_path`]).
+/// Whether `loc` is a location in an object store this runlog knows (`s3://`, `gs://`,
+/// `az://`; opening one whose feature is not built in says which feature it needs).
 pub fn is_supported_remote(loc: &Path) -> bool {
-    crate::location::scheme(&loc.to_string_lossy()).is_some_and(|s| s.eq_ignore_ascii_case("s3"))
+    crate::location::scheme(&loc.to_string_lossy()).is_some_and(|s| {
+        REMOTE_SCHEMES
+            .iter()
+            .any(|(r, _, _)| s.eq_ignore_ascii_case(r))
+    })
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -254,5 +451,89 @@ mod tests {
         assert!(is_remote(Path::new("s3://b/x")));
         assert!(!is_remote(Path::new("file:///x")));
         assert!(!is_remote(Path::new("/x")));
+    }
+
+    #[test]
+    fn remote_urls_name_their_bucket_and_a_known_scheme() {
+        for (url, want) in [
+            (
+                "s3:///wh",
+                "s3:///wh: a location in s3:// is s3://BUCKET/PREFIX",
+            ),
+            (
+                "az:///x",
+                "az:///x: a location in az:// is az://CONTAINER/PREFIX",
+            ),
+            (
+                "ftp://h/x",
+                "ftp://h/x: ftp:// is not an object store runlog opens",
+            ),
+        ] {
+            let e = remote_store(url).err().unwrap().to_string();
+            assert!(e.starts_with(want), "{url}: {e}");
+        }
+        for url in ["s3://b/x", "gs://b/x", "az://c/x", "S3://b/x"] {
+            assert!(is_supported_remote(Path::new(url)), "{url}");
+        }
+        assert!(!is_supported_remote(Path::new("http://h/x")));
+        assert!(!is_supported_remote(Path::new("/srv/logs")));
+    }
+
+    #[cfg(not(feature = "gcs"))]
+    #[test]
+    fn a_scheme_not_built_in_names_its_feature() {
+        let e = remote_store("gs://b/x").err().unwrap().to_string();
+        assert!(e.contains("--features gcs"), "{e}");
+    }
+
+    #[cfg(feature = "gcs")]
+    #[test]
+    fn gcs_without_credentials_says_what_to_set() {
+        use object_store::gcp::GoogleCloudStorageBuilder as B;
+        let e = gcs_store("gs://b/wh", "b", B::new(), None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("gs://b/wh: no Google Cloud credentials"),
+            "{e}"
+        );
+        assert!(e.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{e}");
+        // Credentials (here: none needed, a public bucket) make a store; nothing is sent yet.
+        assert!(gcs_store("gs://b/wh", "b", B::new().with_skip_signature(true), None).is_ok());
+        // So does gcloud's default file, which the builder reads.
+        let dir = tempfile::tempdir().unwrap();
+        let adc = dir.path().join("adc.json");
+        std::fs::write(&adc, "{\"type\": \"unknown\"}").unwrap();
+        let e = gcs_store("gs://b/wh", "b", B::new(), Some(&adc));
+        assert!(!e
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+            .contains("no Google Cloud credentials"));
+    }
+
+    #[cfg(feature = "azure")]
+    #[test]
+    fn azure_without_an_account_or_credentials_says_what_to_set() {
+        use object_store::azure::MicrosoftAzureBuilder as B;
+        let e = |b: B| {
+            azure_store("az://c/wh", "c", b)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let none = e(B::new());
+        assert!(
+            none.starts_with("az://c/wh: no Azure storage account"),
+            "{none}"
+        );
+        assert!(none.contains("AZURE_STORAGE_ACCOUNT_NAME"), "{none}");
+        let no_key = e(B::new().with_account("acct"));
+        assert!(
+            no_key.starts_with("az://c/wh: no Azure credentials"),
+            "{no_key}"
+        );
+        assert_eq!(e(B::new().with_account("acct").with_access_key("a2V5")), "");
     }
 }

@@ -24,7 +24,7 @@ use datafusion::arrow::array::RecordBatch;
 use crate::commit::shards::{self, ShardStatus};
 use crate::commit::{self, GcPolicy, Manifest, Staged};
 use crate::error::{Error, Result};
-use crate::ingest::{self, IngestOptions, Ingested};
+use crate::ingest::{self, IngestOptions, Ingested, Inputs};
 use crate::reduce::Derived;
 use crate::store::{self, TABLES};
 use runlog_core::shard::{inputs_fingerprint, Shard, SHARED_TABLES};
@@ -64,14 +64,20 @@ impl Memory {
     /// The default for these inputs: in memory below [`SPILL_FROM_BYTES`], else one partition per
     /// [`SPILL_PARTITION_BYTES`] (gzip and zstd files counted at 8 times their size).
     pub fn auto(paths: &[PathBuf]) -> Memory {
-        let Ok((files, _)) = ingest::discover(paths) else {
-            return Memory::InMemory;
-        };
-        let bytes: u64 = files
+        match Inputs::discover(paths) {
+            Ok(inputs) => Memory::auto_for(&inputs),
+            Err(_) => Memory::InMemory,
+        }
+    }
+
+    /// [`Memory::auto`] for inputs already resolved.
+    pub fn auto_for(inputs: &Inputs) -> Memory {
+        let bytes: u64 = inputs
+            .files
             .iter()
             .map(|f| {
-                let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-                let name = f.to_string_lossy();
+                let len = std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
+                let name = &f.name;
                 if name.ends_with(".gz") || name.ends_with(".zst") {
                     len * 8
                 } else {
@@ -149,6 +155,17 @@ pub fn ingest(
     warehouse: &Path,
     w: &WriteOptions,
 ) -> Result<Written> {
+    ingest_inputs(&Inputs::discover(paths)?, opts, warehouse, w)
+}
+
+/// [`ingest`] of inputs already resolved ([`crate::inputs::resolve`]: local files and
+/// objects downloaded from stores, each shown by its own name).
+pub fn ingest_inputs(
+    inputs: &Inputs,
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+) -> Result<Written> {
     let start = Instant::now();
     let shard = match w.commit {
         CommitMode::Full => None,
@@ -158,9 +175,9 @@ pub fn ingest(
             Some(shard)
         }
     };
-    let (staged, files, mut summary, inputs) = match w.memory {
-        Memory::InMemory => in_memory(paths, opts, warehouse, w, shard, start)?,
-        Memory::Spilled(p) => spilled(paths, opts, warehouse, w, shard, p)?,
+    let (staged, files, mut summary, fingerprint) = match w.memory {
+        Memory::InMemory => in_memory(inputs, opts, warehouse, w, shard, start)?,
+        Memory::Spilled(p) => spilled(inputs, opts, warehouse, w, shard, p)?,
     };
     summary.seconds = start.elapsed().as_secs_f64();
     summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
@@ -168,14 +185,15 @@ pub fn ingest(
     let (manifest, shard_status) = match w.commit {
         CommitMode::Full => {
             // The fingerprint index, so that a later `--append` knows what was read.
-            let index = crate::append::fingerprints(paths, &summary.per_file)?;
+            let index = crate::append::fingerprints(inputs, &summary.per_file)?;
             (
                 commit::commit_full(staged, files, value, index, w.gc)?,
                 None,
             )
         }
         CommitMode::Shard { shard, reshard } => {
-            let (m, s) = shards::commit_shard(staged, shard, inputs, files, value, reshard, w.gc)?;
+            let (m, s) =
+                shards::commit_shard(staged, shard, fingerprint, files, value, reshard, w.gc)?;
             (m, Some(s))
         }
     };
@@ -218,14 +236,14 @@ fn begin(warehouse: &Path, shard: Option<Shard>) -> Result<Staged> {
 }
 
 fn in_memory(
-    paths: &[PathBuf],
+    inputs: &Inputs,
     opts: &IngestOptions,
     warehouse: &Path,
     w: &WriteOptions,
     shard: Option<Shard>,
     start: Instant,
 ) -> Result<(Staged, Files, Summary, String)> {
-    let mut ingested = ingest::ingest_paths(paths, opts)?;
+    let mut ingested = ingest::ingest_inputs(inputs, opts)?;
     if let Some(m) = &w.max_rejects {
         let t = ingested.totals();
         m.check(t.rejects, t.lines)?;
@@ -248,7 +266,7 @@ fn in_memory(
 }
 
 fn spilled(
-    paths: &[PathBuf],
+    inputs: &Inputs,
     opts: &IngestOptions,
     warehouse: &Path,
     w: &WriteOptions,
@@ -262,8 +280,8 @@ fn spilled(
     let written = std::sync::Mutex::new((Files::new(), 0u64, 0u64));
     let per_agent = per_agent_tables();
     let id = staged.id().to_string();
-    let totals = ingest::spill::ingest_partitioned::<Error>(
-        paths,
+    let totals = ingest::spill::ingest_inputs_partitioned::<Error>(
+        inputs,
         opts,
         &spill_dir,
         partitions.max(1),

@@ -34,6 +34,13 @@ impl BaselineArgs {
 fn baseline_source(paths: &[PathBuf], current: &Source) -> (Source, Vec<PathBuf>) {
     let warehouse = match paths {
         [one] if runlog::commit::is_warehouse(one) => Some(one.clone()),
+        // A prefix in an object store holding a warehouse (else: logs under it).
+        [one]
+            if runlog::objstore::is_supported_remote(one)
+                && runlog::commit::current_manifest(one).is_ok_and(|m| m.is_some()) =>
+        {
+            Some(one.clone())
+        }
         _ => None,
     };
     let logs = if warehouse.is_some() {

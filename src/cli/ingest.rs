@@ -12,11 +12,14 @@ use super::{ingest_options, memory, parse_format, ReadArgs};
 
 #[derive(Args)]
 pub struct IngestArgs {
-    /// Log files and folders.
+    /// Log files and folders; or objects and prefixes in a store (s3://BUCKET/PREFIX,
+    /// gs://BUCKET/PREFIX, az://CONTAINER/PREFIX), downloaded first.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The warehouse: a folder (a path or a file:// URL, created if missing) or, built with
-    /// the `s3` feature, s3://BUCKET/PREFIX (configured by the AWS_* environment).
+    /// The warehouse: a folder (a path or a file:// URL, created if missing) or a prefix in
+    /// an object store: s3://BUCKET/PREFIX (feature `s3`, AWS_* environment),
+    /// gs://BUCKET/PREFIX (feature `gcs`, GOOGLE_*) or az://CONTAINER/PREFIX (feature
+    /// `azure`, AZURE_*).
     #[arg(long, short = 'w')]
     pub warehouse: PathBuf,
     #[command(flatten)]
@@ -91,10 +94,11 @@ pub fn run(args: IngestArgs) -> Result<()> {
     if let Some(f) = format {
         read.input_format = f;
     }
+    let resolved = runlog::inputs::resolve(&paths)?;
     let memory = match spill_partitions {
         Some(0) => Memory::InMemory,
         Some(p) => Memory::Spilled(p),
-        None => Memory::auto(&paths),
+        None => Memory::auto_for(&resolved.inputs),
     };
     if let Memory::Spilled(_) = memory {
         // Partitions come and go one after another: freed memory goes back to the OS, or
@@ -114,15 +118,26 @@ pub fn run(args: IngestArgs) -> Result<()> {
             retention,
         },
     };
-    let (opts, bar) = ingest_options(&read, &paths);
     if append {
+        // The append knows its inputs by their local names (docs/append-design.md).
+        if let Some(url) = paths.iter().find(|p| runlog::objstore::is_remote(p)) {
+            anyhow::bail!(
+                "--append reads local files only for now, not {}: copy the new logs \
+                 beside the earlier ones, or run a full ingest of the store's logs",
+                url.display()
+            );
+        }
+        let (opts, bar) = ingest_options(&read, &resolved.inputs);
+        drop(resolved);
         let appended = runlog::append::append(&paths, &opts, &warehouse, write.gc);
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
     }
-    let written = runlog::pipeline::ingest(&paths, &opts, &warehouse, &write);
+    let (opts, bar) = ingest_options(&read, &resolved.inputs);
+    let written = runlog::pipeline::ingest_inputs(&resolved.inputs, &opts, &warehouse, &write);
+    drop(resolved);
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -53,8 +53,13 @@ with --append it adds only what is new since the last ingests (runlog ingest --a
 logs/today/ -w wh: unchanged files skipped, grown files read from where they ended).\n\
 With --shard I/N it keeps the agents of shard I of N and replaces only that shard's rows: run\n\
 the N shards (in any order, or at once, on any machines that read the same inputs) into one\n\
-warehouse and their union is this ingest. Locations may be file:// URLs; s3:// and other\n\
-object stores are not supported yet."
+warehouse and their union is this ingest. Locations may be file:// URLs, or in object stores:\n\
+s3://BUCKET/PREFIX (AWS_* environment), gs://BUCKET/PREFIX (GOOGLE_*), az://CONTAINER/PREFIX\n\
+(AZURE_*), for the warehouse and for inputs (query, report and replay read such inputs too).\n\
+An input URL naming an object reads it whatever its name; a prefix reads the objects under it\n\
+whose names look like logs, as a folder. Objects are downloaded to a private temporary folder\n\
+(removed at the end) and are shown by their URLs in every table and message.\n\
+Example: runlog ingest s3://logs/2026/11/ extra.jsonl --warehouse s3://lake/runlog"
     )]
     Ingest(ingest::IngestArgs),
     /// Run one SQL statement over the tables (text, or a path to a .sql file).
@@ -142,8 +147,9 @@ fn parse_format(s: &str) -> Result<runlog::import::Format, String> {
 
 #[derive(Args, Clone)]
 struct Source {
-    /// Read the tables of this warehouse (a path, a file:// URL, or with the `s3` feature
-    /// s3://BUCKET/PREFIX) instead of log files.
+    /// Read the tables of this warehouse (a path, a file:// URL, or s3://BUCKET/PREFIX,
+    /// gs://BUCKET/PREFIX, az://CONTAINER/PREFIX with the `s3`, `gcs`, `azure` features)
+    /// instead of log files (which may be in those stores too).
     #[arg(long, short = 'w')]
     warehouse: Option<PathBuf>,
     #[command(flatten)]
@@ -212,7 +218,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 /// Ingest options with a progress bar on a terminal.
 fn ingest_options(
     read: &ReadArgs,
-    paths: &[PathBuf],
+    inputs: &runlog::ingest::Inputs,
 ) -> (IngestOptions, Option<indicatif::ProgressBar>) {
     let mut opts = IngestOptions {
         max_line_bytes: read.max_line_bytes,
@@ -222,15 +228,12 @@ fn ingest_options(
     if !std::io::stderr().is_terminal() {
         return (opts, None);
     }
-    let total: u64 = runlog::ingest::discover(paths)
-        .map(|(files, _)| {
-            files
-                .iter()
-                .filter_map(|f| std::fs::metadata(f).ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0);
+    let total: u64 = inputs
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(&f.path).ok())
+        .map(|m| m.len())
+        .sum();
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -253,8 +256,9 @@ fn load_shard(
     paths: &[PathBuf],
     shard: Option<runlog::shard::Shard>,
 ) -> Result<runlog::Loaded> {
-    let (opts, bar) = ingest_options(read, paths);
-    let loaded = runlog::load_shard(paths, &opts, shard);
+    let resolved = runlog::inputs::resolve(paths)?;
+    let (opts, bar) = ingest_options(read, &resolved.inputs);
+    let loaded = runlog::load_inputs(&resolved.inputs, &opts, shard);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -321,15 +325,11 @@ fn engine_context(
 }
 
 /// Every warehouse and input location given as a `file://` URL becomes its local path
-/// (an `s3://` warehouse stays a URL: it is opened as an object store).
+/// (`s3://`, `gs://` and `az://` locations stay URLs: they are opened as object stores).
 fn localize(cmd: &mut Command) -> Result<()> {
     fn fix(p: &mut PathBuf) -> Result<()> {
-        *p = runlog::location::local_path(p)?;
-        Ok(())
-    }
-    fn fix_wh(p: &mut PathBuf) -> Result<()> {
-        if !runlog::objstore::is_remote(p) || !runlog::objstore::is_supported_remote(p) {
-            fix(p)?;
+        if !runlog::objstore::is_supported_remote(p) {
+            *p = runlog::location::local_path(p)?;
         }
         Ok(())
     }
@@ -338,27 +338,32 @@ fn localize(cmd: &mut Command) -> Result<()> {
     }
     match cmd {
         Command::Ingest(a) => {
-            fix_wh(&mut a.warehouse)?;
+            fix(&mut a.warehouse)?;
             a.paths.iter_mut().try_for_each(fix)?;
         }
         Command::Query(query::QueryArgs { source, args, .. }) => {
             if let Some(w) = &mut source.warehouse {
-                fix_wh(w)?;
+                fix(w)?;
             }
             let n = args.len().saturating_sub(1);
             for a in &mut args[..n] {
-                let p = runlog::location::local_path(Path::new(a.as_str()))?;
+                let mut p = PathBuf::from(a.as_str());
+                fix(&mut p)?;
                 *a = p.to_string_lossy().into_owned();
             }
         }
         Command::Report(report::ReportArgs { source, paths, .. })
         | Command::Replay(replay::ReplayArgs { source, paths, .. }) => {
             if let Some(w) = &mut source.warehouse {
-                fix_wh(w)?;
+                fix(w)?;
             }
             paths.iter_mut().try_for_each(fix)?;
         }
-        Command::Bench(a) => a.paths.iter_mut().try_for_each(fix)?,
+        // The benchmark times the reading of local files.
+        Command::Bench(a) => a.paths.iter_mut().try_for_each(|p| -> Result<()> {
+            *p = runlog::location::local_path(p)?;
+            Ok(())
+        })?,
         Command::Gen(_) => {}
     }
     Ok(())

@@ -6,7 +6,8 @@ use super::*;
 pub struct QueryArgs {
     #[command(flatten)]
     pub source: Source,
-    /// Log PATHs (unless --warehouse) followed by the SQL text or a .sql file.
+    /// Log PATHs (files, folders, or s3://, gs://, az:// objects and prefixes; unless
+    /// --warehouse) followed by the SQL text or a .sql file.
     #[arg(required = true, value_name = "PATH... SQL")]
     pub args: Vec<String>,
     /// Output format.

@@ -7,7 +7,8 @@ use super::*;
 pub struct ReplayArgs {
     #[command(flatten)]
     pub source: Source,
-    /// Log files and folders (unless --warehouse or --follow).
+    /// Log files and folders, or objects and prefixes in a store (s3://BUCKET/PREFIX, gs://...,
+    /// az://...), unless --warehouse or --follow.
     pub paths: Vec<PathBuf>,
     /// The agent's root session id.
     #[arg(long, required_unless_present = "follow")]

@@ -6,7 +6,8 @@ use super::*;
 pub struct ReportArgs {
     #[command(flatten)]
     pub source: Source,
-    /// Log files and folders (unless --warehouse).
+    /// Log files and folders, or objects and prefixes in a store (s3://BUCKET/PREFIX, gs://...,
+    /// az://...), unless --warehouse.
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "table")]

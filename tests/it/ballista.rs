@@ -76,7 +76,7 @@ fn ready_queries() -> Vec<(String, String)> {
 }
 
 /// Runs every ready query on both contexts and asserts the same columns and rows.
-async fn same_answers(local: &SessionContext, ballista: &SessionContext) {
+pub(crate) async fn same_answers(local: &SessionContext, ballista: &SessionContext) {
     let queries = ready_queries();
     assert!(queries.len() >= 14, "the ready queries are found");
     for (name, sql) in &queries {

@@ -4,7 +4,7 @@
 
 use super::imported::{renumber_imported, resolve_imported_roots};
 use super::read::{next_line, FileRead, LineRead};
-use super::{Agent, FileSummary, IngestOptions, Ingested, Reject};
+use super::{Agent, FileSummary, IngestOptions, Ingested, Input, Reject};
 use crate::decode::{excerpt, mask_secrets, EXCERPT_BYTES};
 use crate::event::Event;
 use crate::import::Format;
@@ -12,13 +12,13 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A conflicting line (§1) is found only after every file is read: its excerpt, like any
 /// reject's, is the first bytes of the line itself, so the files holding such lines are
 /// read again (conflicts are rare) to fetch them. Where a file cannot be read again, the
 /// stand-in excerpt made by [`assemble`] stays.
-pub fn excerpt_conflicts(files: &[PathBuf], ing: &mut Ingested, opts: &IngestOptions) {
+pub fn excerpt_conflicts(files: &[Input], ing: &mut Ingested, opts: &IngestOptions) {
     let mut wanted: HashMap<&str, Vec<u64>> = HashMap::new();
     for r in &ing.rejects {
         if r.reason.starts_with(CONFLICT_REASON) {
@@ -29,13 +29,12 @@ pub fn excerpt_conflicts(files: &[PathBuf], ing: &mut Ingested, opts: &IngestOpt
         return;
     }
     let mut found: HashMap<(String, u64), String> = HashMap::new();
-    for p in files {
-        let name = p.display().to_string();
-        let Some(lines) = wanted.get(name.as_str()) else {
+    for f in files {
+        let Some(lines) = wanted.get(f.name.as_str()) else {
             continue;
         };
-        if let Ok(ex) = line_excerpts(p, lines, opts.max_line_bytes) {
-            found.extend(ex.into_iter().map(|(l, e)| ((name.clone(), l), e)));
+        if let Ok(ex) = line_excerpts(&f.path, lines, opts.max_line_bytes) {
+            found.extend(ex.into_iter().map(|(l, e)| ((f.name.clone(), l), e)));
         }
     }
     for r in &mut ing.rejects {

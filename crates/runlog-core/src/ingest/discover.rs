@@ -1,6 +1,12 @@
 //! Which files an ingest reads: the files named, and inside folders the files whose names
 //! look like logs (`.jsonl`/`.ndjson`, optionally `.gz`/`.zst`); the others are skipped and
 //! counted. Also each file's name relative to the folder it was found under.
+//!
+//! What is read is an [`Inputs`] list: each file's local path, the name it is shown by (the
+//! `file` column, rejects, messages) and its relative name. For local files the name is the
+//! path; a caller that fetched files from elsewhere (the `runlog` crate downloads objects of
+//! `s3://` inputs to a private folder) names them by where they came from, so that the core
+//! never shows a temporary path and orders files as it would the same files in a folder.
 
 use crate::error::{Error, Result};
 use std::io::{self};
@@ -13,6 +19,76 @@ pub fn is_log_name(name: &str) -> bool {
         .or_else(|| name.strip_suffix(".zst"))
         .unwrap_or(name);
     base.ends_with(".jsonl") || base.ends_with(".ndjson")
+}
+
+/// One file to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// Where the file is on this machine.
+    pub path: PathBuf,
+    /// The name it is shown by: the `file` column, rejects, the summary, messages.
+    pub name: String,
+    /// Its name relative to the folder it was found under (see [`relative_name`]).
+    pub rel: String,
+}
+
+/// The files an ingest reads, in the order that decides conflicts (first in (file, line)
+/// order wins), and the files skipped inside folders because of their name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inputs {
+    pub files: Vec<Input>,
+    pub skipped: Vec<String>,
+}
+
+impl Inputs {
+    /// The local files and folders `paths`, as [`discover`] finds them, each named by its path.
+    pub fn discover(paths: &[PathBuf]) -> Result<Inputs> {
+        let (files, skipped) = discover(paths)?;
+        Ok(Inputs {
+            files: files
+                .into_iter()
+                .map(|path| Input {
+                    name: path.display().to_string(),
+                    rel: relative_name(&path, paths),
+                    path,
+                })
+                .collect(),
+            skipped: skipped.iter().map(|p| p.display().to_string()).collect(),
+        })
+    }
+
+    /// Files named on their own (not found in a folder): named by their path, their
+    /// relative name their file name, in the order given.
+    pub fn of_files(files: &[PathBuf]) -> Inputs {
+        Inputs {
+            files: files
+                .iter()
+                .map(|p| Input {
+                    path: p.clone(),
+                    name: p.display().to_string(),
+                    rel: relative_name(p, &[]),
+                })
+                .collect(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The inputs of several sources as one: files ordered by the bytes of their names (as
+    /// [`discover`] orders paths; of files with the same name the first is kept), skipped
+    /// names sorted.
+    pub fn merge(parts: impl IntoIterator<Item = Inputs>) -> Inputs {
+        let mut all = Inputs::default();
+        for mut p in parts {
+            all.files.append(&mut p.files);
+            all.skipped.append(&mut p.skipped);
+        }
+        all.files
+            .sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        all.files.dedup_by(|b, a| a.name == b.name);
+        all.skipped.sort();
+        all.skipped.dedup();
+        all
+    }
 }
 
 /// Expands the command-line paths into the files to read, sorted by path bytes.
@@ -75,4 +151,51 @@ pub fn relative_name(file: &Path, args: &[PathBuf]) -> String {
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(name: &str, path: &str) -> Input {
+        Input {
+            path: PathBuf::from(path),
+            name: name.into(),
+            rel: name.rsplit('/').next().unwrap_or_default().into(),
+        }
+    }
+
+    /// Files of several sources are ordered by the names shown (which decides conflicts),
+    /// not by where their copies are; a name given twice is read once.
+    #[test]
+    fn merged_inputs_are_ordered_by_name() {
+        let local = Inputs {
+            files: vec![input("/logs/b.jsonl", "/logs/b.jsonl")],
+            skipped: vec!["/logs/x.txt".into()],
+        };
+        let remote = Inputs {
+            files: vec![
+                input("s3://bk/p/b.jsonl", "/tmp/dl/000001-b.jsonl"),
+                input("s3://bk/p/a-1/c.jsonl", "/tmp/dl/000000-c.jsonl"),
+                input("s3://bk/p/a/c.jsonl", "/tmp/dl/000002-c.jsonl"),
+            ],
+            skipped: vec!["s3://bk/p/y.txt".into()],
+        };
+        let again = Inputs {
+            files: vec![input("/logs/b.jsonl", "/logs/b.jsonl")],
+            skipped: Vec::new(),
+        };
+        let m = Inputs::merge([remote, local, again]);
+        let names: Vec<&str> = m.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "/logs/b.jsonl",
+                "s3://bk/p/a-1/c.jsonl",
+                "s3://bk/p/a/c.jsonl",
+                "s3://bk/p/b.jsonl"
+            ]
+        );
+        assert_eq!(m.skipped, ["/logs/x.txt", "s3://bk/p/y.txt"]);
+    }
 }

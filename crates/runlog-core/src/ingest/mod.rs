@@ -156,17 +156,20 @@ impl Ingested {
 
 /// Ingests files and folders: discover, read in parallel, group, order, deduplicate.
 pub fn ingest_paths(paths: &[PathBuf], opts: &IngestOptions) -> Result<Ingested> {
-    let (files, skipped) = discover(paths)?;
-    let rels: Vec<String> = files.iter().map(|f| relative_name(f, paths)).collect();
-    let mut ing = ingest_files_with(&files, &rels, opts)?;
-    ing.skipped_files = skipped.iter().map(|p| p.display().to_string()).collect();
+    ingest_inputs(&Inputs::discover(paths)?, opts)
+}
+
+/// Reads the given inputs (in the order that decides conflicts), each shown by its name,
+/// and assembles agents.
+pub fn ingest_inputs(inputs: &Inputs, opts: &IngestOptions) -> Result<Ingested> {
+    let mut ing = read_inputs(&inputs.files, opts)?;
+    ing.skipped_files = inputs.skipped.clone();
     Ok(ing)
 }
 
 /// Reads the given files (already in the order that decides conflicts) and assembles agents.
 pub fn ingest_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Ingested> {
-    let rels: Vec<String> = files.iter().map(|f| relative_name(f, &[])).collect();
-    ingest_files_with(files, &rels, opts)
+    read_inputs(&Inputs::of_files(files).files, opts)
 }
 
 /// [`ingest_files`] with each file's relative name given (see [`relative_name`]).
@@ -175,13 +178,21 @@ pub fn ingest_files_with(
     rels: &[String],
     opts: &IngestOptions,
 ) -> Result<Ingested> {
+    let mut inputs = Inputs::of_files(files);
+    for (f, rel) in inputs.files.iter_mut().zip(rels) {
+        f.rel = rel.clone();
+    }
+    read_inputs(&inputs.files, opts)
+}
+
+fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
     let pieces = split_files(files, opts)?;
     let mut read: Vec<(usize, FileRead)> = pieces
         .par_iter()
         .map(|piece| {
-            let p = &files[piece.file];
-            let name = p.display().to_string();
-            let mut f = File::open(p).map_err(|e| Error::io(p, e))?;
+            let input = &files[piece.file];
+            let name = &input.name;
+            let mut f = File::open(&input.path).map_err(|e| Error::io(name, e))?;
             let at_file_start = piece.start == 0;
             // A later piece is of a file that reads as canonical (see `split_files`).
             let canonical;
@@ -189,7 +200,7 @@ pub fn ingest_files_with(
                 opts
             } else {
                 f.seek(SeekFrom::Start(piece.start))
-                    .map_err(|e| Error::io(p, e))?;
+                    .map_err(|e| Error::io(name, e))?;
                 canonical = IngestOptions {
                     format: Format::Runlog,
                     ..opts.clone()
@@ -199,8 +210,8 @@ pub fn ingest_files_with(
             let raw = f.take(piece.len.unwrap_or(u64::MAX));
             read_piece(
                 piece.file as u32,
-                &name,
-                &rels[piece.file],
+                name,
+                &input.rel,
                 raw,
                 opts,
                 at_file_start,

@@ -2,7 +2,7 @@
 //! gzip or zstd; each line decoded into an event or a reject (with its file, line, reason and
 //! masked excerpt), or handed to the file's importer; ids shared per file ([`Ids`]).
 
-use super::discover::relative_name;
+use super::discover::{relative_name, Input};
 use super::{EventSink, FileSummary, IngestOptions, Reject, SPILL_BATCH};
 use crate::decode::{excerpt, EXCERPT_BYTES};
 use crate::decode::{parse_envelope_after, parse_line_general, Envelope, LastMinute};
@@ -12,7 +12,7 @@ use crate::import::{self, FileContext, Format};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A part of an input file to read: from byte `start` (the start of a line), `len` bytes or
 /// to the end.
@@ -26,9 +26,10 @@ pub(super) struct Piece {
 /// least twice [`IngestOptions::split_bytes`], and canonical (the format asked for, or,
 /// under `auto`, what its first line is detected as), so that a piece can be read without
 /// what came before it. Pieces of a file come in order; each starts just after a newline.
-pub(super) fn split_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Vec<Piece>> {
+pub(super) fn split_files(files: &[Input], opts: &IngestOptions) -> Result<Vec<Piece>> {
     let mut out = Vec::new();
-    for (i, p) in files.iter().enumerate() {
+    for (i, input) in files.iter().enumerate() {
+        let p = &input.path;
         let whole = Piece {
             file: i,
             start: 0,
@@ -52,7 +53,8 @@ pub(super) fn split_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Vec
         let mut at = step;
         while at + step <= size {
             // The piece ends just after the first newline at or after `at`.
-            let Some(end) = next_line_start(&mut f, at).map_err(|e| Error::io(p, e))? else {
+            let Some(end) = next_line_start(&mut f, at).map_err(|e| Error::io(&input.name, e))?
+            else {
                 break;
             };
             if end >= size {

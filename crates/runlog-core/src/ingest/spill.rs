@@ -244,12 +244,22 @@ pub fn ingest_partitioned<E: From<Error> + Send>(
     partitions: usize,
     each: impl Fn(Partition) -> Result<(), E> + Sync,
 ) -> Result<Totals, E> {
+    match ingest::Inputs::discover(paths) {
+        Ok(inputs) => ingest_inputs_partitioned(&inputs, opts, spill_dir, partitions, each),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// [`ingest_partitioned`] of inputs already found (each shown by its name).
+pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
+    inputs: &ingest::Inputs,
+    opts: &IngestOptions,
+    spill_dir: &Path,
+    partitions: usize,
+    each: impl Fn(Partition) -> Result<(), E> + Sync,
+) -> Result<Totals, E> {
+    let files = &inputs.files;
     let result = (|| -> Result<Totals, E> {
-        let (files, skipped) = ingest::discover(paths)?;
-        let rels: Vec<String> = files
-            .iter()
-            .map(|f| ingest::relative_name(f, paths))
-            .collect();
         let spill = Arc::new(Spill::create(spill_dir, partitions)?);
         let sink = spill.clone();
         let mut spill_opts = opts.clone();
@@ -257,11 +267,10 @@ pub fn ingest_partitioned<E: From<Error> + Send>(
         // Pass 1: every file read, canonical events spilled as they are decoded.
         let reads: Vec<ingest::FileRead> = files
             .par_iter()
-            .zip(&rels)
             .enumerate()
-            .map(|(i, (p, rel))| {
-                let f = File::open(p).map_err(|e| Error::io(p, e))?;
-                ingest::read_stream_at(i as u32, &p.display().to_string(), rel, f, &spill_opts)
+            .map(|(i, input)| {
+                let f = File::open(&input.path).map_err(|e| Error::io(&input.name, e))?;
+                ingest::read_stream_at(i as u32, &input.name, &input.rel, f, &spill_opts)
             })
             .collect::<Result<_>>()?;
         drop(spill_opts);
@@ -331,11 +340,11 @@ pub fn ingest_partitioned<E: From<Error> + Send>(
         ingest::sort_rejects(&mut rejects, &names);
         let mut totals = Ingested {
             files: summaries,
-            skipped_files: skipped.iter().map(|p| p.display().to_string()).collect(),
+            skipped_files: inputs.skipped.clone(),
             agents: Vec::new(),
             rejects,
         };
-        ingest::excerpt_conflicts(&files, &mut totals, opts);
+        ingest::excerpt_conflicts(files, &mut totals, opts);
         Ok(totals)
     })();
     let _ = std::fs::remove_dir_all(spill_dir);
