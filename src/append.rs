@@ -932,6 +932,12 @@ impl Buckets<'_> {
             Vec::new()
         };
         tables.retain(|_, batches| !batches.is_empty());
+        // The kept rows come in many small batches (one per old batch and run of roots),
+        // and parts are cut by batch count: whole batches again, or every compaction made
+        // dozens of files per bucket, and each later append compacted once more.
+        for batches in tables.values_mut() {
+            *batches = rebatch(batches)?;
+        }
         let mut written = store::write_parts(dir, &bid, &tables)?;
         if append_only {
             written.insert("events".into(), events_list);
@@ -1026,6 +1032,20 @@ fn events_of(root: &Root, b: &RecordBatch, idx: &HashMap<&str, u32>) -> Result<V
 }
 
 /// Batches of a per-agent table split into the rows of the agents in `roots` and the others.
+/// `batches` (of one table) as batches of [`store::EVENTS_BATCH_ROWS`] rows, the last one
+/// shorter: the batch size the writers cut parts by.
+fn rebatch(batches: &[RecordBatch]) -> Result<Vec<RecordBatch>> {
+    let Some(first) = batches.first() else {
+        return Ok(Vec::new());
+    };
+    let all = datafusion::arrow::compute::concat_batches(&first.schema(), batches)?;
+    let rows = store::EVENTS_BATCH_ROWS;
+    Ok((0..all.num_rows())
+        .step_by(rows)
+        .map(|at| all.slice(at, rows.min(all.num_rows() - at)))
+        .collect())
+}
+
 fn split_by_root(
     batches: &[RecordBatch],
     roots: &HashSet<String>,
