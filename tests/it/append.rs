@@ -10,27 +10,7 @@ use std::process::{Command, Output};
 
 use runlog::gen::{GenOptions, Layout, Mix};
 
-use super::shards::dump;
-
-fn runlog(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runlog"))
-        .args(args)
-        .output()
-        .expect("run runlog")
-}
-
-fn ok(o: Output) -> Output {
-    assert!(
-        o.status.success(),
-        "runlog failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use super::shards::{dump, ok, runlog, stderr};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

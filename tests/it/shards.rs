@@ -8,14 +8,14 @@ use std::process::{Command, Output};
 
 use runlog::store;
 
-fn runlog(args: &[&str]) -> Output {
+pub(crate) fn runlog(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_runlog"))
         .args(args)
         .output()
         .expect("run runlog")
 }
 
-fn ok(o: Output) -> Output {
+pub(crate) fn ok(o: Output) -> Output {
     assert!(
         o.status.success(),
         "runlog failed: {}",
@@ -24,7 +24,7 @@ fn ok(o: Output) -> Output {
     o
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
