@@ -24,6 +24,12 @@
 //!   when an agent touched has events of an imported format (their roots and numbers
 //!   depend on all their files); when a new file is of an imported format; and for a
 //!   warehouse not stored in buckets yet (a full ingest, shards, or older releases).
+//! - **Inputs** are local files and objects in stores ([`crate::inputs`]), known by their
+//!   names (a path, an object's URL). An object whose listing (size and e_tag) is the one
+//!   its fingerprint recorded is unchanged without being downloaded; the others are
+//!   downloaded (once per append, however many times it plans again) and compared as files
+//!   are. When every input is read again, those of the index named by a URL are downloaded
+//!   from it.
 //! - **Commits** go through the version log ([`crate::commit::log`]). An append plans on
 //!   the version it read; when another writer committed first, it plans again on the new
 //!   version (up to [`MAX_ATTEMPTS`] times, then it refuses).
@@ -38,10 +44,11 @@ use rayon::prelude::*;
 use crate::commit::{self, log, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
 use crate::error::{Error, Result};
 use crate::ingest::{self, FileRead, FileSummary, IngestOptions, Ingested, Reject, Resume};
-use crate::objstore::{block_on, Root};
+use crate::inputs::{self, Downloads, Source, Sources, StoreObject};
+use crate::objstore::{self, block_on, Root};
 use crate::reduce::Derived;
 use crate::store::{self, TABLES};
-use runlog_core::fingerprint::{scan, Change, Fingerprint, Scan};
+use runlog_core::fingerprint::{scan, Change, Fingerprint, ObjectStamp, Scan};
 use runlog_core::import::Format;
 use runlog_core::shard::{root_hash, SHARED_TABLES};
 use runlog_core::{reduce_all, Event, Summary};
@@ -76,36 +83,49 @@ pub struct Appended {
     pub manifest: Option<Manifest>,
     /// Times it planned again after another writer committed first.
     pub replanned: usize,
+    /// Objects downloaded from stores (each once), and their bytes.
+    pub downloaded_files: u64,
+    pub downloaded_bytes: u64,
+    /// Objects known unchanged by their listing, not downloaded.
+    pub listed_unchanged: u64,
 }
 
-/// Appends `paths` to the warehouse at `warehouse` (created when missing).
+/// Appends the inputs at `locations` (local files and folders, objects and prefixes in
+/// stores) to the warehouse at `warehouse` (created when missing).
 pub fn append(
-    paths: &[PathBuf],
+    locations: &[PathBuf],
     opts: &IngestOptions,
     warehouse: &Path,
     gc: GcPolicy,
 ) -> Result<Appended> {
-    append_at(&Root::open(warehouse)?, paths, opts, gc)
+    append_at(&Root::open(warehouse)?, locations, opts, gc)
 }
 
 /// [`append`] into a warehouse already opened (any store).
 pub fn append_at(
     root: &Root,
-    paths: &[PathBuf],
+    locations: &[PathBuf],
+    opts: &IngestOptions,
+    gc: GcPolicy,
+) -> Result<Appended> {
+    append_sources(root, &inputs::list(locations)?, opts, gc)
+}
+
+/// [`append_at`] of inputs already listed ([`inputs::list`]). Objects are downloaded to a
+/// temporary folder, removed when the append ends (or fails).
+pub fn append_sources(
+    root: &Root,
+    sources: &Sources,
     opts: &IngestOptions,
     gc: GcPolicy,
 ) -> Result<Appended> {
     let start = Instant::now();
-    let (found, skipped) = ingest::discover(paths)?;
-    let rels: Vec<String> = found
-        .iter()
-        .map(|f| ingest::relative_name(f, paths))
-        .collect();
+    let downloads = Downloads::new();
     let run = Run {
         root,
-        found: &found,
-        rels: &rels,
-        skipped: skipped.len() as u64,
+        sources: &sources.files,
+        downloads: &downloads,
+        skipped: sources.skipped.len() as u64,
         opts,
         gc,
         start,
@@ -114,6 +134,7 @@ pub fn append_at(
         let current = block_on(log::latest(root))?.map(|(_, m)| m);
         if let Some(mut a) = run.attempt(current)? {
             a.replanned = replanned;
+            (a.downloaded_files, a.downloaded_bytes) = downloads.counts();
             return Ok(a);
         }
     }
@@ -125,9 +146,11 @@ pub fn append_at(
 
 /// The fingerprints of a full ingest's inputs (`files`: its accounting, by name), keyed by
 /// the names the tables give them (an object's URL, read from its local copy).
+/// `stamps`: what the store said of each object read, by URL.
 pub fn fingerprints(
     inputs: &ingest::Inputs,
     files: &[FileSummary],
+    stamps: &BTreeMap<String, ObjectStamp>,
 ) -> Result<BTreeMap<String, Fingerprint>> {
     let by_name: HashMap<&str, &FileSummary> = files.iter().map(|f| (f.file.as_str(), f)).collect();
     inputs
@@ -136,28 +159,46 @@ pub fn fingerprints(
         .filter_map(|i| Some((i, *by_name.get(i.name.as_str())?)))
         .map(|(i, f)| {
             let s = scan(&i.path, None).map_err(|e| Error::io(&i.name, e))?;
-            Ok((
-                i.name.clone(),
-                Fingerprint::new(&s, f.lines + f.blank, &f.format, &i.rel),
-            ))
+            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, &i.rel);
+            fp.object = stamps.get(&i.name).cloned();
+            Ok((i.name.clone(), fp))
         })
         .collect()
 }
 
 /// One input file of this run.
 struct Input {
-    path: PathBuf,
+    /// Its local copy (`None`: an object known unchanged by its listing, not downloaded).
+    path: Option<PathBuf>,
     name: String,
     rel: String,
     change: Change,
     scan: Scan,
+    /// An object's stamp: of the bytes downloaded, or as listed when not downloaded.
+    object: Option<ObjectStamp>,
+}
+
+impl Input {
+    /// The file as the core reads it: its local copy, shown by its name.
+    fn local(&self) -> Result<ingest::Input> {
+        let path = self.path.clone().ok_or_else(|| {
+            Error::Invalid(format!("{}: known unchanged, not downloaded", self.name))
+        })?;
+        Ok(ingest::Input {
+            path,
+            name: self.name.clone(),
+            rel: self.rel.clone(),
+        })
+    }
 }
 
 /// One append's inputs and settings.
 struct Run<'a> {
     root: &'a Root,
-    found: &'a [PathBuf],
-    rels: &'a [String],
+    /// This run's inputs, in name order.
+    sources: &'a [Source],
+    /// Local copies of the objects, made once per append.
+    downloads: &'a Downloads,
     skipped: u64,
     opts: &'a IngestOptions,
     gc: GcPolicy,
@@ -189,23 +230,48 @@ impl Run<'_> {
     fn attempt(&self, old: Option<Manifest>) -> Result<Option<Appended>> {
         let empty = BTreeMap::new();
         let index = old.as_ref().map_or(&empty, |m| &m.inputs);
+        // Objects unchanged by their listing are not downloaded; the others are, at once.
+        let listed_unchanged = |o: &StoreObject| {
+            index
+                .get(&o.name)
+                .is_some_and(|fp| fp.unchanged_by_listing(&o.stamp))
+        };
+        let fetch: Vec<&StoreObject> = self
+            .sources
+            .iter()
+            .filter_map(|s| match s {
+                Source::Object(o) if !listed_unchanged(o) => Some(o),
+                _ => None,
+            })
+            .collect();
+        self.downloads.fetch(&fetch)?;
         let inputs: Vec<Input> = self
-            .found
+            .sources
             .par_iter()
-            .zip(self.rels)
-            .map(|(p, rel)| {
-                let name = p.display().to_string();
-                let (change, scan) = match index.get(&name) {
-                    Some(fp) => fp.compare(p),
-                    None => scan(p, None).map(|s| (Change::New, s)),
-                }
-                .map_err(|e| Error::io(p, e))?;
+            .map(|src| {
+                let name = src.name().to_string();
+                let (path, object) = match src {
+                    Source::Local(i) => (Some(i.path.clone()), None),
+                    Source::Object(o) => (
+                        self.downloads.local(&o.name).map(|i| i.path),
+                        Some(self.downloads.stamp(&o.name).unwrap_or(o.stamp.clone())),
+                    ),
+                };
+                let (change, scan) = match (&path, index.get(&name)) {
+                    (Some(p), Some(fp)) => fp.compare(p).map_err(|e| Error::io(p, e))?,
+                    (Some(p), None) => (Change::New, scan(p, None).map_err(|e| Error::io(p, e))?),
+                    (None, Some(fp)) => (Change::Unchanged, fp.scan()),
+                    (None, None) => {
+                        return Err(Error::Invalid(format!("{name}: not downloaded")));
+                    }
+                };
                 Ok(Input {
-                    path: p.clone(),
+                    path,
                     name,
-                    rel: rel.clone(),
+                    rel: src.rel().to_string(),
                     change,
                     scan,
+                    object,
                 })
             })
             .collect::<Result<_>>()?;
@@ -222,6 +288,8 @@ impl Run<'_> {
             bytes_written: 0,
             manifest: None,
             replanned: 0,
+            listed_unchanged: inputs.iter().filter(|i| i.path.is_none()).count() as u64,
+            ..Default::default()
         };
         if old.is_some() && inputs.iter().all(|i| i.change == Change::Unchanged) {
             return Ok(Some(a));
@@ -258,32 +326,25 @@ impl Run<'_> {
         inputs: &[Input],
         mut a: Appended,
     ) -> Result<Option<Appended>> {
-        // Every file the warehouse holds, with this run's, by name.
-        let mut all: BTreeMap<String, (PathBuf, String)> = BTreeMap::new();
+        // Every file the warehouse holds, with this run's, by name: its relative name.
+        let mut all: BTreeMap<String, String> = BTreeMap::new();
         if let Some(m) = old {
-            let names: Vec<(String, String)> = if m.inputs.is_empty() {
-                read_files_table(self.root, m)?
-                    .into_iter()
-                    .map(|f| {
-                        let rel = ingest::relative_name(Path::new(&f.file), &[]);
-                        (f.file, rel)
-                    })
-                    .collect()
+            if m.inputs.is_empty() {
+                for f in read_files_table(self.root, m)? {
+                    let rel = ingest::relative_name(Path::new(&f.file), &[]);
+                    all.insert(f.file, rel);
+                }
             } else {
-                m.inputs
-                    .iter()
-                    .map(|(n, fp)| (n.clone(), fp.rel.clone()))
-                    .collect()
-            };
-            for (name, rel) in names {
-                all.insert(name.clone(), (PathBuf::from(name), rel));
+                all.extend(m.inputs.iter().map(|(n, fp)| (n.clone(), fp.rel.clone())));
             }
         }
         for i in inputs {
-            all.insert(i.name.clone(), (i.path.clone(), i.rel.clone()));
+            all.insert(i.name.clone(), i.rel.clone());
         }
-        for (name, (p, _)) in &all {
-            if !p.is_file() {
+        let wanted: Vec<(String, String)> = all.into_iter().collect();
+        let mut files = Vec::with_capacity(wanted.len());
+        for ((name, _), local) in wanted.iter().zip(self.local_copies(&wanted, inputs)?) {
+            let Some(local) = local else {
                 return Err(Error::Invalid(format!(
                     "--append has to read every input again ({}), and {name}, ingested \
                      before, is not there (the names are as the earlier ingest was given \
@@ -291,12 +352,21 @@ impl Run<'_> {
                      ingest of all the logs instead",
                     a.full_rewrite.as_deref().unwrap_or("a new warehouse")
                 )));
-            }
+            };
+            files.push(local);
         }
-        // `all` is ordered by name, which is the path order every ingest reads in.
-        let files: Vec<PathBuf> = all.values().map(|(p, _)| p.clone()).collect();
-        let rels: Vec<String> = all.values().map(|(_, r)| r.clone()).collect();
-        let mut ing = ingest::ingest_files_with(&files, &rels, self.opts)?;
+        // `files` is ordered by name, which is the path order every ingest reads in.
+        let local: HashMap<String, PathBuf> = files
+            .iter()
+            .map(|f| (f.name.clone(), f.path.clone()))
+            .collect();
+        let mut ing = ingest::ingest_inputs(
+            &ingest::Inputs {
+                files,
+                skipped: Vec::new(),
+            },
+            self.opts,
+        )?;
         a.new_lines = ing.files.iter().map(|f| f.lines + f.blank).sum();
         let staged = Staged::begin_at(self.root.clone(), commit::new_ingest_id())?;
         let dir = staged.dir().to_path_buf();
@@ -330,15 +400,22 @@ impl Run<'_> {
         a.buckets_written = bucket_counts.len();
         let mut index = BTreeMap::new();
         for (k, f) in ing.files.iter().enumerate() {
-            let (p, rel) = &all[&f.file];
-            let s = match inputs.iter().find(|i| i.name == f.file) {
-                Some(i) => i.scan,
-                None => scan(p, None).map_err(|e| Error::io(p, e))?,
+            let (s, rel) = match inputs.iter().find(|i| i.name == f.file) {
+                Some(i) => (i.scan, i.rel.clone()),
+                None => {
+                    let p = &local[&f.file];
+                    let rel = wanted
+                        .binary_search_by(|(n, _)| n.cmp(&f.file))
+                        .map_or(String::new(), |k| wanted[k].1.clone());
+                    (scan(p, None).map_err(|e| Error::io(p, e))?, rel)
+                }
             };
-            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, rel);
+            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, &rel);
             fp.buckets = std::mem::take(&mut file_buckets[k]);
+            fp.object = self.downloads.stamp(&f.file);
             index.insert(f.file.clone(), fp);
         }
+        self.stamp(&mut index, inputs);
         let shared = Ingested {
             files: std::mem::take(&mut ing.files),
             rejects: std::mem::take(&mut ing.rejects),
@@ -354,6 +431,58 @@ impl Run<'_> {
             BUCKETS,
             a,
         )
+    }
+
+    /// Local copies of the inputs `wanted` (name, relative name), in their order: this
+    /// run's; objects (of this run, or named by a URL in the index) downloaded now, one
+    /// each; other names as local paths. `None`: no such file or object.
+    fn local_copies(
+        &self,
+        wanted: &[(String, String)],
+        inputs: &[Input],
+    ) -> Result<Vec<Option<ingest::Input>>> {
+        let this: HashMap<&str, &Input> = inputs.iter().map(|i| (i.name.as_str(), i)).collect();
+        let urls: Vec<(&str, &str)> = wanted
+            .iter()
+            .filter(|(n, _)| this.get(n.as_str()).is_none_or(|i| i.path.is_none()))
+            .filter(|(n, _)| objstore::is_supported_remote(Path::new(n)))
+            .map(|(n, r)| {
+                let rel = this.get(n.as_str()).map_or(r.as_str(), |i| i.rel.as_str());
+                (n.as_str(), rel)
+            })
+            .collect();
+        let mut fetched: HashMap<String, Option<ingest::Input>> = urls
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .zip(self.downloads.fetch_urls(&urls)?)
+            .collect();
+        wanted
+            .iter()
+            .map(|(name, rel)| {
+                if let Some(got) = fetched.remove(name) {
+                    return Ok(got);
+                }
+                match this.get(name.as_str()) {
+                    Some(i) if i.path.is_some() => i.local().map(Some),
+                    _ => Ok(Some(ingest::Input {
+                        path: PathBuf::from(name),
+                        name: name.clone(),
+                        rel: rel.clone(),
+                    })
+                    .filter(|i| i.path.is_file())),
+                }
+            })
+            .collect()
+    }
+
+    /// Gives the index's entries of this run's objects what the store said of them now
+    /// (an object written again with the same bytes is then known by its new e_tag).
+    fn stamp(&self, index: &mut BTreeMap<String, Fingerprint>, inputs: &[Input]) {
+        for i in inputs {
+            if let (Some(fp), Some(o)) = (index.get_mut(&i.name), &i.object) {
+                fp.object = Some(self.downloads.stamp(&i.name).unwrap_or(o.clone()));
+            }
+        }
     }
 
     /// The incremental plan on a bucketed warehouse `m` (see the module documentation).
@@ -400,8 +529,10 @@ impl Run<'_> {
             })
             .collect();
         let reads = ingest::read_files(
-            &to_read.iter().map(|i| i.path.clone()).collect::<Vec<_>>(),
-            &to_read.iter().map(|i| i.rel.clone()).collect::<Vec<_>>(),
+            &to_read
+                .iter()
+                .map(|i| i.local())
+                .collect::<Result<Vec<_>>>()?,
             &to_read
                 .iter()
                 .map(|i| idx[i.name.as_str()])
@@ -544,14 +675,17 @@ impl Run<'_> {
             rejects: conflicts,
             ..Default::default()
         };
-        // Inputs are local files named by their paths (see `append`).
-        let files: Vec<ingest::Input> = names
+        let mut wanted: Vec<(String, String)> = with_conflicts
+            .rejects
             .iter()
-            .map(|n| ingest::Input {
-                path: PathBuf::from(n),
-                name: n.clone(),
-                rel: String::new(),
-            })
+            .map(|r| (r.file.clone(), String::new()))
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+        let files: Vec<ingest::Input> = self
+            .local_copies(&wanted, inputs)?
+            .into_iter()
+            .flatten()
             .collect();
         ingest::excerpt_conflicts(&files, &mut with_conflicts, self.opts);
         // The files table: the old rows, what this run read, and what assembly found.
@@ -602,6 +736,7 @@ impl Run<'_> {
                 fp.buckets.extend(file_buckets[f].iter().copied());
             }
         }
+        self.stamp(&mut index, inputs);
         let shared = Ingested {
             files: rows,
             rejects,

@@ -12,17 +12,25 @@
 //! name; a prefix lists every object under it, keeping those whose names look like logs
 //! as a folder walk does (the others are reported as skipped, by URL).
 //!
+//! [`list`] lists every location without downloading anything ([`Sources`]: local files,
+//! and objects with what the store says of them, [`ObjectStamp`]), and [`Downloads`]
+//! makes local copies of the objects chosen, each once: `runlog ingest --append` downloads
+//! only the objects its fingerprint index does not know unchanged. [`resolve`] is the two
+//! for every object (full ingests, query, report, replay).
+//!
 //! Files are ordered by the names shown, local and remote together, as the core orders a
 //! folder's: the objects under `s3://b/p/` come in the order the same files would in a
 //! local folder `p/`, so which of two conflicting lines wins (the first in (file, line)
 //! order) is the same.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjPath;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use runlog_core::fingerprint::ObjectStamp;
 
 use crate::error::{Error, Result};
 use crate::ingest::{is_log_name, Input, Inputs};
@@ -36,83 +44,151 @@ pub const DOWNLOADS_AT_ONCE: usize = 8;
 #[derive(Debug)]
 pub struct Resolved {
     pub inputs: Inputs,
-    /// The folder the objects were downloaded to, removed on drop.
-    _downloads: Option<tempfile::TempDir>,
+    /// What the store said of each object read (by URL): a full ingest records it in the
+    /// fingerprint index, so that a later append skips the objects unchanged.
+    pub stamps: BTreeMap<String, ObjectStamp>,
+    /// The objects' local copies, removed on drop.
+    _downloads: Option<Downloads>,
 }
 
 /// Resolves the input locations: local ones as the core discovers them, remote ones listed
 /// and downloaded (see the module documentation). Every remote location is listed before
 /// anything is downloaded, so a missing bucket or an empty prefix fails at once.
 pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
-    let (remote, local): (Vec<&PathBuf>, Vec<&PathBuf>) = locations
-        .iter()
-        .partition(|l| objstore::is_supported_remote(l));
-    let local = local
-        .into_iter()
-        .map(|l| crate::location::local_path(l))
-        .collect::<Result<Vec<_>>>()?;
-    if remote.is_empty() {
+    if !locations.iter().any(|l| objstore::is_supported_remote(l)) {
         return Ok(Resolved {
-            inputs: Inputs::discover(&local)?,
+            inputs: Inputs::discover(&local_paths(locations)?)?,
+            stamps: BTreeMap::new(),
             _downloads: None,
         });
     }
-    let mut parts = Vec::new();
-    if !local.is_empty() {
-        parts.push(Inputs::discover(&local)?);
-    }
-    let listed = remote
-        .iter()
-        .map(|l| list(&l.to_string_lossy()))
-        .collect::<Result<Vec<_>>>()?;
-    let dir = tempfile::Builder::new()
-        .prefix("runlog-inputs-")
-        .tempdir()
-        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let mut jobs = Vec::new();
-    for l in &listed {
-        for o in &l.objects {
-            let local = dir
-                .path()
-                .join(format!("{:06}-{}", jobs.len(), o.file_name()));
-            jobs.push((l.store.clone(), o, local));
-        }
-    }
-    let files = objstore::block_on(
-        futures::stream::iter(jobs.into_iter().map(|(store, o, local)| async move {
-            download(store.as_ref(), &o.location, &local)
-                .await
-                .map_err(|e| Error::Invalid(format!("{}: {e}", o.name)))?;
-            Ok::<_, Error>(Input {
-                path: local,
-                name: o.name.clone(),
-                rel: o.rel.clone(),
-            })
-        }))
-        .buffered(DOWNLOADS_AT_ONCE)
-        .try_collect::<Vec<Input>>(),
-    )?;
-    parts.push(Inputs {
+    let sources = list(locations)?;
+    let downloads = Downloads::new();
+    let objects: Vec<&StoreObject> = sources.objects().collect();
+    let mut files = downloads.fetch(&objects)?;
+    files.extend(sources.files.iter().filter_map(|s| match s {
+        Source::Local(i) => Some(i.clone()),
+        Source::Object(_) => None,
+    }));
+    let inputs = Inputs::merge([Inputs {
         files,
-        skipped: listed.into_iter().flat_map(|l| l.skipped).collect(),
-    });
+        skipped: sources.skipped,
+    }]);
     Ok(Resolved {
-        inputs: Inputs::merge(parts),
-        _downloads: Some(dir),
+        inputs,
+        stamps: downloads.stamps(),
+        _downloads: Some(downloads),
     })
 }
 
-/// An object to read.
-#[derive(Debug)]
-struct Object {
-    location: ObjPath,
-    /// Its URL.
-    name: String,
-    /// Its key relative to the prefix named (for an object named itself: its file name).
-    rel: String,
+/// The local locations, as paths (`file://` URLs too).
+fn local_paths(locations: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    locations
+        .iter()
+        .filter(|l| !objstore::is_supported_remote(l))
+        .map(|l| crate::location::local_path(l))
+        .collect()
 }
 
-impl Object {
+/// One input before anything is read: a local file, or an object listed in a store (read
+/// from its local copy once [`Downloads::fetch`] has made one).
+#[derive(Debug, Clone)]
+pub enum Source {
+    Local(Input),
+    Object(StoreObject),
+}
+
+impl Source {
+    /// The name it is shown by: a local file's path, an object's URL.
+    pub fn name(&self) -> &str {
+        match self {
+            Source::Local(i) => &i.name,
+            Source::Object(o) => &o.name,
+        }
+    }
+
+    /// Its name relative to the folder or prefix named (see [`crate::ingest::relative_name`]).
+    pub fn rel(&self) -> &str {
+        match self {
+            Source::Local(i) => &i.rel,
+            Source::Object(o) => &o.rel,
+        }
+    }
+}
+
+/// Every input the locations name, listed (nothing downloaded): in the order the core
+/// reads files in (by the bytes of their names, local and remote together).
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub files: Vec<Source>,
+    /// Names of the files and objects skipped by name.
+    pub skipped: Vec<String>,
+}
+
+impl Sources {
+    /// The objects among them.
+    pub fn objects(&self) -> impl Iterator<Item = &StoreObject> {
+        self.files.iter().filter_map(|s| match s {
+            Source::Object(o) => Some(o),
+            Source::Local(_) => None,
+        })
+    }
+
+    /// Their bytes: local files' sizes on disk, objects' as listed.
+    pub fn bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|s| match s {
+                Source::Local(i) => std::fs::metadata(&i.path).map_or(0, |m| m.len()),
+                Source::Object(o) => o.stamp.size,
+            })
+            .sum()
+    }
+}
+
+/// Lists the input locations: local files and folders as the core discovers them, every
+/// remote location listed (a missing bucket or an empty prefix fails here, before
+/// anything is downloaded).
+pub fn list(locations: &[PathBuf]) -> Result<Sources> {
+    let local = local_paths(locations)?;
+    let mut all = Sources::default();
+    if !local.is_empty() {
+        let found = Inputs::discover(&local)?;
+        all.files.extend(found.files.into_iter().map(Source::Local));
+        all.skipped.extend(found.skipped);
+    }
+    for l in locations
+        .iter()
+        .filter(|l| objstore::is_supported_remote(l))
+    {
+        let listed = list_remote(&l.to_string_lossy())?;
+        all.files
+            .extend(listed.objects.into_iter().map(Source::Object));
+        all.skipped.extend(listed.skipped);
+    }
+    // As `Inputs::merge` orders and deduplicates them.
+    all.files
+        .sort_by(|a, b| a.name().as_bytes().cmp(b.name().as_bytes()));
+    all.files.dedup_by(|b, a| a.name() == b.name());
+    all.skipped.sort();
+    all.skipped.dedup();
+    Ok(all)
+}
+
+/// An object listed in a store.
+#[derive(Debug, Clone)]
+pub struct StoreObject {
+    store: Arc<dyn ObjectStore>,
+    location: ObjPath,
+    /// Its URL.
+    pub name: String,
+    /// Its key relative to the prefix named (for an object named itself: its file name).
+    pub rel: String,
+    /// What the listing said of it.
+    pub stamp: ObjectStamp,
+}
+
+impl StoreObject {
     /// The last part of its key, kept in the local copy's name (to tell the copies apart).
     fn file_name(&self) -> String {
         self.location
@@ -122,22 +198,175 @@ impl Object {
     }
 }
 
+/// What a store says of an object, as a fingerprint keeps it.
+fn stamp_of(m: &ObjectMeta) -> ObjectStamp {
+    ObjectStamp {
+        size: m.size,
+        e_tag: m.e_tag.clone(),
+        last_modified: Some(m.last_modified.to_rfc3339()),
+    }
+}
+
+/// Local copies of objects, in a private temporary folder removed when this is dropped
+/// (at the end of the command, and on an error). Each object is downloaded once however
+/// many times it is asked for.
+#[derive(Debug, Default)]
+pub struct Downloads {
+    state: Mutex<DownloadState>,
+}
+
+#[derive(Debug, Default)]
+struct DownloadState {
+    dir: Option<tempfile::TempDir>,
+    /// By URL: the local copy, and what the store said of the bytes downloaded.
+    got: HashMap<String, (Input, ObjectStamp)>,
+    bytes: u64,
+}
+
+impl Downloads {
+    pub fn new() -> Downloads {
+        Downloads::default()
+    }
+
+    /// Local copies of `objects` (in their order), downloading those not downloaded yet
+    /// ([`DOWNLOADS_AT_ONCE`] at a time, each streamed to disk).
+    pub fn fetch(&self, objects: &[&StoreObject]) -> Result<Vec<Input>> {
+        let (dir, jobs) = {
+            let mut st = self.lock();
+            if st.dir.is_none() {
+                st.dir = Some(
+                    tempfile::Builder::new()
+                        .prefix("runlog-inputs-")
+                        .tempdir()
+                        .map_err(|e| Error::io(std::env::temp_dir(), e))?,
+                );
+            }
+            let dir = st.dir.as_ref().map(|d| d.path().to_path_buf());
+            let mut seen = std::collections::HashSet::new();
+            let jobs: Vec<&StoreObject> = objects
+                .iter()
+                .copied()
+                .filter(|o| !st.got.contains_key(&o.name) && seen.insert(o.name.as_str()))
+                .collect();
+            (dir.unwrap_or_default(), jobs)
+        };
+        let first = self.lock().got.len();
+        let got = objstore::block_on(
+            futures::stream::iter(jobs.into_iter().enumerate().map(|(k, o)| {
+                let local = dir.join(format!("{:06}-{}", first + k, o.file_name()));
+                async move {
+                    let meta = download(o.store.as_ref(), &o.location, &local)
+                        .await
+                        .map_err(|e| Error::Invalid(format!("{}: {e}", o.name)))?;
+                    let input = Input {
+                        path: local,
+                        name: o.name.clone(),
+                        rel: o.rel.clone(),
+                    };
+                    Ok::<_, Error>((input, stamp_of(&meta)))
+                }
+            }))
+            .buffered(DOWNLOADS_AT_ONCE)
+            .try_collect::<Vec<_>>(),
+        )?;
+        let mut st = self.lock();
+        for (input, stamp) in got {
+            st.bytes += stamp.size;
+            st.got.insert(input.name.clone(), (input, stamp));
+        }
+        Ok(objects.iter().map(|o| st.got[&o.name].0.clone()).collect())
+    }
+
+    /// Local copies of the objects at `urls` (names a warehouse's index gives, each with
+    /// its relative name), in their order: `None` for one the store does not have.
+    pub fn fetch_urls(&self, urls: &[(&str, &str)]) -> Result<Vec<Option<Input>>> {
+        let heads = objstore::block_on(
+            futures::stream::iter(urls.iter().filter(|(u, _)| self.local(u).is_none()).map(
+                |&(url, rel)| async move {
+                    let (store, parsed) = objstore::remote_store(url)?;
+                    let location = ObjPath::from_url_path(parsed.path()).map_err(|e| {
+                        Error::Invalid(format!("{url}: not a valid object key: {e}"))
+                    })?;
+                    match store.head(&location).await {
+                        Ok(meta) => Ok(Some(StoreObject {
+                            store,
+                            location,
+                            name: url.to_string(),
+                            rel: rel.to_string(),
+                            stamp: stamp_of(&meta),
+                        })),
+                        Err(object_store::Error::NotFound { .. }) => Ok(None),
+                        Err(e) => Err(Error::Invalid(format!("{url}: {}", store_message(&e)))),
+                    }
+                },
+            ))
+            .buffered(DOWNLOADS_AT_ONCE)
+            .try_collect::<Vec<Option<StoreObject>>>(),
+        )?;
+        let mut found: Vec<&StoreObject> = heads.iter().flatten().collect();
+        if let Err(e) = self.fetch(&found) {
+            // An object deleted between its head and its download is missing too.
+            let before = found.len();
+            found.retain(|o| {
+                !matches!(
+                    objstore::block_on(o.store.head(&o.location)),
+                    Err(object_store::Error::NotFound { .. })
+                )
+            });
+            if found.len() == before {
+                return Err(e);
+            }
+            self.fetch(&found)?;
+        }
+        Ok(urls.iter().map(|(u, _)| self.local(u)).collect())
+    }
+
+    /// The local copy of the object `url`, when it was downloaded.
+    pub fn local(&self, url: &str) -> Option<Input> {
+        self.lock().got.get(url).map(|(i, _)| i.clone())
+    }
+
+    /// What the store said of the bytes downloaded of `url`.
+    pub fn stamp(&self, url: &str) -> Option<ObjectStamp> {
+        self.lock().got.get(url).map(|(_, s)| s.clone())
+    }
+
+    /// What the store said of every object downloaded, by URL.
+    pub fn stamps(&self) -> BTreeMap<String, ObjectStamp> {
+        self.lock()
+            .got
+            .iter()
+            .map(|(n, (_, s))| (n.clone(), s.clone()))
+            .collect()
+    }
+
+    /// Objects downloaded, and their bytes.
+    pub fn counts(&self) -> (u64, u64) {
+        let st = self.lock();
+        (st.got.len() as u64, st.bytes)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, DownloadState> {
+        // A download that panicked leaves nothing half-recorded: the state stays usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// What one remote location holds.
 struct Listed {
-    store: Arc<dyn ObjectStore>,
-    objects: Vec<Object>,
+    objects: Vec<StoreObject>,
     /// URLs of the objects skipped by name.
     skipped: Vec<String>,
 }
 
 /// The objects a remote location names: the object at its key, or else every object under
 /// it as a prefix. A URL ending in `/` is always a prefix.
-fn list(text: &str) -> Result<Listed> {
+fn list_remote(text: &str) -> Result<Listed> {
     let (store, url) = objstore::remote_store(text)?;
     list_in(store, &url, text)
 }
 
-/// [`list`] in a store already opened (`url` is `text` parsed).
+/// [`list_remote`] in a store already opened (`url` is `text` parsed).
 fn list_in(store: Arc<dyn ObjectStore>, url: &url::Url, text: &str) -> Result<Listed> {
     let base = format!("{}://{}", url.scheme(), url.authority());
     let prefix = ObjPath::from_url_path(url.path())
@@ -146,15 +375,16 @@ fn list_in(store: Arc<dyn ObjectStore>, url: &url::Url, text: &str) -> Result<Li
     let err = |e: object_store::Error| Error::Invalid(format!("{text}: {}", store_message(&e)));
     if !url.path().ends_with('/') && !prefix.as_ref().is_empty() {
         match objstore::block_on(store.head(&prefix)) {
-            Ok(_) => {
+            Ok(meta) => {
                 let rel = prefix.filename().unwrap_or_default().to_string();
                 return Ok(Listed {
-                    objects: vec![Object {
+                    objects: vec![StoreObject {
                         name: shown(&prefix),
                         location: prefix,
                         rel,
+                        stamp: stamp_of(&meta),
+                        store,
                     }],
-                    store,
                     skipped: Vec::new(),
                 });
             }
@@ -183,7 +413,9 @@ fn list_in(store: Arc<dyn ObjectStore>, url: &url::Url, text: &str) -> Result<Li
             .join("/");
         let name = shown(&m.location);
         if is_log_name(m.location.filename().unwrap_or_default()) {
-            objects.push(Object {
+            objects.push(StoreObject {
+                stamp: stamp_of(&m),
+                store: store.clone(),
                 location: m.location,
                 name,
                 rel,
@@ -192,11 +424,7 @@ fn list_in(store: Arc<dyn ObjectStore>, url: &url::Url, text: &str) -> Result<Li
             skipped.push(name);
         }
     }
-    Ok(Listed {
-        store,
-        objects,
-        skipped,
-    })
+    Ok(Listed { objects, skipped })
 }
 
 /// A store error as one line: object_store's own, with the cause it wraps.
@@ -214,14 +442,15 @@ fn store_message(e: &object_store::Error) -> String {
     s
 }
 
-/// Streams one object into a new local file.
+/// Streams one object into a new local file; what the store said of the bytes it sent.
 async fn download(
     store: &dyn ObjectStore,
     location: &ObjPath,
     to: &Path,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<ObjectMeta, String> {
     use std::io::Write;
     let got = store.get(location).await.map_err(|e| store_message(&e))?;
+    let meta = got.meta.clone();
     let mut file = std::io::BufWriter::with_capacity(
         1 << 20,
         std::fs::File::create(to).map_err(|e| format!("{}: {e}", to.display()))?,
@@ -233,7 +462,7 @@ async fn download(
             .map_err(|e| format!("{}: {e}", to.display()))?;
     }
     file.flush().map_err(|e| format!("{}: {e}", to.display()))?;
-    Ok(())
+    Ok(meta)
 }
 
 #[cfg(test)]
@@ -288,6 +517,45 @@ mod tests {
         assert_eq!((all.objects.len(), all.skipped.len()), (3, 2));
         let e = listed(&s, "s3://bk/nothing").err().unwrap().to_string();
         assert!(e.starts_with("s3://bk/nothing: no such object"), "{e}");
+    }
+
+    /// Listed objects carry what the store says of them; each is downloaded once however
+    /// often it is asked for, with the stamp of the bytes it sent.
+    #[test]
+    fn objects_are_listed_with_their_stamps_and_downloaded_once() {
+        let s = store(&["p/a.jsonl", "p/b.jsonl"]);
+        let l = listed(&s, "s3://bk/p/").unwrap();
+        for o in &l.objects {
+            assert_eq!(o.stamp.size, 3);
+            assert!(o.stamp.e_tag.is_some(), "{o:?}");
+        }
+        let d = Downloads::new();
+        assert_eq!(d.counts(), (0, 0));
+        let a = &l.objects[0];
+        let got = d.fetch(&[a, a]).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(std::fs::read_to_string(&got[0].path).unwrap(), "{}\n");
+        assert_eq!(
+            (got[0].name.as_str(), got[0].rel.as_str()),
+            ("s3://bk/p/a.jsonl", "a.jsonl")
+        );
+        assert_eq!(d.counts(), (1, 3));
+        let both: Vec<&StoreObject> = l.objects.iter().collect();
+        let got = d.fetch(&both).unwrap();
+        assert_eq!(got[1].name, "s3://bk/p/b.jsonl");
+        assert_ne!(got[0].path, got[1].path);
+        assert_eq!(d.counts(), (2, 6));
+        assert_eq!(d.stamp(&a.name), Some(a.stamp.clone()));
+        // Written again: a new e_tag, and the listing says so.
+        objstore::block_on(s.put(&ObjPath::from("p/a.jsonl"), "{}\n".into())).unwrap();
+        let again = listed(&s, "s3://bk/p/a.jsonl").unwrap();
+        assert_eq!(again.objects[0].stamp.size, 3);
+        assert!(!a.stamp.same_object(&again.objects[0].stamp));
+        // The copies go with the downloads.
+        let dir = got[0].path.parent().unwrap().to_path_buf();
+        assert!(dir.is_dir());
+        drop(d);
+        assert!(!dir.exists());
     }
 
     #[test]

@@ -166,6 +166,27 @@ pub fn ingest_inputs(
     warehouse: &Path,
     w: &WriteOptions,
 ) -> Result<Written> {
+    ingest_stamped(inputs, &BTreeMap::new(), opts, warehouse, w)
+}
+
+/// [`ingest_inputs`] of resolved inputs, the objects' stamps recorded in the fingerprint
+/// index (so that a later `--append` of the same prefix need not download them again).
+pub fn ingest_resolved(
+    resolved: &crate::inputs::Resolved,
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+) -> Result<Written> {
+    ingest_stamped(&resolved.inputs, &resolved.stamps, opts, warehouse, w)
+}
+
+fn ingest_stamped(
+    inputs: &Inputs,
+    stamps: &BTreeMap<String, runlog_core::fingerprint::ObjectStamp>,
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+) -> Result<Written> {
     let start = Instant::now();
     let shard = match w.commit {
         CommitMode::Full => None,
@@ -185,7 +206,7 @@ pub fn ingest_inputs(
     let (manifest, shard_status) = match w.commit {
         CommitMode::Full => {
             // The fingerprint index, so that a later `--append` knows what was read.
-            let index = crate::append::fingerprints(inputs, &summary.per_file)?;
+            let index = crate::append::fingerprints(inputs, &summary.per_file, stamps)?;
             (
                 commit::commit_full(staged, files, value, index, w.gc)?,
                 None,

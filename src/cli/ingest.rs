@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use runlog::pipeline::{CommitMode, MaxRejects, Memory, WriteOptions};
 
-use super::{ingest_options, memory, parse_format, ReadArgs};
+use super::{ingest_options, memory, parse_format, progress_options, ReadArgs};
 
 #[derive(Args)]
 pub struct IngestArgs {
@@ -94,6 +94,22 @@ pub fn run(args: IngestArgs) -> Result<()> {
     if let Some(f) = format {
         read.input_format = f;
     }
+    let gc = runlog::commit::GcPolicy {
+        keep_versions: keep_versions as usize,
+        retention,
+    };
+    if append {
+        // Listed, not downloaded: the append downloads only the objects its index does not
+        // know unchanged (docs/append-design.md).
+        let sources = runlog::inputs::list(&paths)?;
+        let (opts, bar) = progress_options(&read, || sources.bytes());
+        let appended = runlog::objstore::Root::open(&warehouse)
+            .and_then(|root| runlog::append::append_sources(&root, &sources, &opts, gc));
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
+    }
     let resolved = runlog::inputs::resolve(&paths)?;
     let memory = match spill_partitions {
         Some(0) => Memory::InMemory,
@@ -113,30 +129,10 @@ pub fn run(args: IngestArgs) -> Result<()> {
         },
         memory,
         max_rejects: max_rejects.map(MaxRejects),
-        gc: runlog::commit::GcPolicy {
-            keep_versions: keep_versions as usize,
-            retention,
-        },
+        gc,
     };
-    if append {
-        // The append knows its inputs by their local names (docs/append-design.md).
-        if let Some(url) = paths.iter().find(|p| runlog::objstore::is_remote(p)) {
-            anyhow::bail!(
-                "--append reads local files only for now, not {}: copy the new logs \
-                 beside the earlier ones, or run a full ingest of the store's logs",
-                url.display()
-            );
-        }
-        let (opts, bar) = ingest_options(&read, &resolved.inputs);
-        drop(resolved);
-        let appended = runlog::append::append(&paths, &opts, &warehouse, write.gc);
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
-    }
     let (opts, bar) = ingest_options(&read, &resolved.inputs);
-    let written = runlog::pipeline::ingest_inputs(&resolved.inputs, &opts, &warehouse, &write);
+    let written = runlog::pipeline::ingest_resolved(&resolved, &opts, &warehouse, &write);
     drop(resolved);
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -174,6 +170,13 @@ fn report_append(
             "appended: {} new files, {} new lines ({} grown, {} changed, {} unchanged and skipped)",
             a.new_files, a.new_lines, a.grown_files, a.changed_files, a.unchanged_files
         );
+        if a.downloaded_files + a.listed_unchanged > 0 {
+            eprintln!(
+                "  downloaded {} object(s), {} bytes; {} object(s) unchanged by their \
+                 listing, not downloaded",
+                a.downloaded_files, a.downloaded_bytes, a.listed_unchanged
+            );
+        }
         match (&a.summary, &a.manifest) {
             (Some(s), Some(_)) => {
                 if let Some(why) = &a.full_rewrite {
@@ -207,6 +210,8 @@ fn report_append(
             o.insert("new_files".into(), a.new_files.into());
             o.insert("new_lines".into(), a.new_lines.into());
             o.insert("committed".into(), a.manifest.is_some().into());
+            o.insert("downloaded_files".into(), a.downloaded_files.into());
+            o.insert("downloaded_bytes".into(), a.downloaded_bytes.into());
         }
         let text = serde_json::to_string_pretty(&v)?;
         if p.as_os_str() == "-" {

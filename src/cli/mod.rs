@@ -220,6 +220,21 @@ fn ingest_options(
     read: &ReadArgs,
     inputs: &runlog::ingest::Inputs,
 ) -> (IngestOptions, Option<indicatif::ProgressBar>) {
+    progress_options(read, || {
+        inputs
+            .files
+            .iter()
+            .filter_map(|f| std::fs::metadata(&f.path).ok())
+            .map(|m| m.len())
+            .sum()
+    })
+}
+
+/// The read options, with a progress bar over `total` bytes on a terminal.
+fn progress_options(
+    read: &ReadArgs,
+    total: impl FnOnce() -> u64,
+) -> (IngestOptions, Option<indicatif::ProgressBar>) {
     let mut opts = IngestOptions {
         max_line_bytes: read.max_line_bytes,
         format: read.input_format,
@@ -228,13 +243,7 @@ fn ingest_options(
     if !std::io::stderr().is_terminal() {
         return (opts, None);
     }
-    let total: u64 = inputs
-        .files
-        .iter()
-        .filter_map(|f| std::fs::metadata(&f.path).ok())
-        .map(|m| m.len())
-        .sum();
-    let bar = indicatif::ProgressBar::new(total);
+    let bar = indicatif::ProgressBar::new(total());
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "{spinner} reading [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",

@@ -6,7 +6,9 @@
 //! (`complete`), the [`content_hash`] of those bytes, the hash of the bytes after them (a
 //! last line without its newline), and what the reader made of it: the lines it went through (so that new lines
 //! are numbered on), its format, its name relative to the command-line folder (importers
-//! use it for missing ids), and the warehouse buckets its events went to.
+//! use it for missing ids), and the warehouse buckets its events went to. An object read
+//! from a store also keeps what the store's listing said of it ([`ObjectStamp`]: size and
+//! e_tag), so that an append of the same prefix skips it without downloading it.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -38,6 +40,40 @@ pub struct Fingerprint {
     /// The warehouse buckets holding its events (a superset).
     #[serde(default)]
     pub buckets: BTreeSet<u32>,
+    /// For an object in a store: what the store said of it when it was read (none for a
+    /// local file, and in indexes written before objects were stamped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectStamp>,
+}
+
+/// What a store's listing says of an object (`object_store`'s `ObjectMeta`): enough to
+/// tell, without downloading it, that it is the object read before.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectStamp {
+    pub size: u64,
+    /// The store's entity tag: changes whenever the object is written again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e_tag: Option<String>,
+    /// When it was last written (RFC 3339), compared only where the store gives no e_tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+impl ObjectStamp {
+    /// Whether the object listed as `now` is, by its listing, the one this stamp was taken
+    /// of: the same size and e_tag; where neither has an e_tag, the same size and time of
+    /// the last write. Anything less (no stamp to compare, one e_tag missing) is not known
+    /// to be the same, and the object is downloaded and compared by its bytes.
+    pub fn same_object(&self, now: &ObjectStamp) -> bool {
+        self.size == now.size
+            && match (&self.e_tag, &now.e_tag) {
+                (Some(a), Some(b)) => a == b,
+                (None, None) => {
+                    self.last_modified.is_some() && self.last_modified == now.last_modified
+                }
+                _ => false,
+            }
+    }
 }
 
 /// How a file compares with its fingerprint.
@@ -153,6 +189,27 @@ impl Fingerprint {
             format: format.to_string(),
             rel: rel.to_string(),
             buckets: BTreeSet::new(),
+            object: None,
+        }
+    }
+
+    /// Whether the object listed as `listed` is the one this fingerprint was taken of, by
+    /// its listing alone (see [`ObjectStamp::same_object`]): then it is unchanged, and
+    /// need not be downloaded.
+    pub fn unchanged_by_listing(&self, listed: &ObjectStamp) -> bool {
+        self.size == listed.size && self.object.as_ref().is_some_and(|o| o.same_object(listed))
+    }
+
+    /// The scan of the bytes this fingerprint was taken of (for an input known unchanged
+    /// without reading it).
+    pub fn scan(&self) -> Scan {
+        Scan {
+            size: self.size,
+            complete: self.complete,
+            hash: self.hash,
+            tail_hash: self.tail_hash,
+            compressed: self.compressed,
+            probe_hash: None,
         }
     }
 
@@ -249,5 +306,60 @@ mod tests {
         assert_eq!(cut.compare(&p).unwrap().0, Change::Changed);
         std::fs::write(&p, "a\nb").unwrap();
         assert_eq!(cut.compare(&p).unwrap().0, Change::Unchanged);
+    }
+
+    fn stamp(size: u64, e_tag: Option<&str>, at: Option<&str>) -> ObjectStamp {
+        ObjectStamp {
+            size,
+            e_tag: e_tag.map(str::to_string),
+            last_modified: at.map(str::to_string),
+        }
+    }
+
+    /// Unchanged by its listing: the same size and e_tag (the time of the last write only
+    /// where neither has an e_tag); anything else is downloaded and compared.
+    #[test]
+    fn objects_are_unchanged_by_listing_only_with_the_same_size_and_e_tag() {
+        let t1 = Some("2026-01-01T00:00:00+00:00");
+        let t2 = Some("2026-01-02T00:00:00+00:00");
+        let before = stamp(10, Some("\"abc\""), t1);
+        assert!(before.same_object(&stamp(10, Some("\"abc\""), t2)));
+        assert!(!before.same_object(&stamp(10, Some("\"abd\""), t1)));
+        assert!(!before.same_object(&stamp(11, Some("\"abc\""), t1)));
+        assert!(!before.same_object(&stamp(10, None, t1)));
+        assert!(!stamp(10, None, t1).same_object(&before));
+        assert!(stamp(10, None, t1).same_object(&stamp(10, None, t1)));
+        assert!(!stamp(10, None, t1).same_object(&stamp(10, None, t2)));
+        assert!(!stamp(10, None, None).same_object(&stamp(10, None, None)));
+
+        let mut fp = Fingerprint {
+            size: 10,
+            ..Default::default()
+        };
+        // A file read from disk (or an index older than stamps): never by listing.
+        assert!(!fp.unchanged_by_listing(&before));
+        fp.object = Some(before.clone());
+        assert!(fp.unchanged_by_listing(&before));
+        assert!(!fp.unchanged_by_listing(&stamp(10, Some("\"new\""), t1)));
+        // The stamp and the bytes read disagree on the size: read it again.
+        fp.size = 9;
+        assert!(!fp.unchanged_by_listing(&before));
+    }
+
+    /// Indexes written before objects were stamped still read, with no stamp.
+    #[test]
+    fn older_fingerprints_read_without_a_stamp() {
+        let old = r#"{"size":3,"complete":3,"hash":1,"tail_hash":2,"lines":1,
+            "compressed":false,"format":"runlog","rel":"x.jsonl","buckets":[4]}"#;
+        let fp: Fingerprint = serde_json::from_str(old).unwrap();
+        assert_eq!(fp.object, None);
+        assert_eq!(fp.buckets, BTreeSet::from([4]));
+        let text = serde_json::to_string(&fp).unwrap();
+        assert!(!text.contains("object"), "{text}");
+        let mut stamped = fp.clone();
+        stamped.object = Some(stamp(3, Some("e"), None));
+        let back: Fingerprint =
+            serde_json::from_str(&serde_json::to_string(&stamped).unwrap()).unwrap();
+        assert_eq!(back, stamped);
     }
 }

@@ -271,11 +271,10 @@ pub struct Resume {
 
 /// Reads files into their events and rejects without assembling them (`runlog ingest
 /// --append` assembles them with the events a warehouse holds): each whole, or from where
-/// `resume` says (read as canonical, line numbers shifted). `indices` are the files'
-/// `Event::file` numbers.
+/// `resume` says (read as canonical, line numbers shifted), each shown by its name.
+/// `indices` are the files' `Event::file` numbers.
 pub fn read_files(
-    files: &[PathBuf],
-    rels: &[String],
+    files: &[Input],
     indices: &[u32],
     resume: &[Option<Resume>],
     opts: &IngestOptions,
@@ -283,15 +282,15 @@ pub fn read_files(
     files
         .par_iter()
         .enumerate()
-        .map(|(k, p)| {
-            let name = p.display().to_string();
-            let mut f = File::open(p).map_err(|e| Error::io(p, e))?;
+        .map(|(k, input)| {
+            let name = &input.name;
+            let mut f = File::open(&input.path).map_err(|e| Error::io(name, e))?;
             let canonical;
             let (opts, at_start, shift) = match resume[k] {
                 None => (opts, true, 0),
                 Some(r) => {
                     f.seek(SeekFrom::Start(r.from))
-                        .map_err(|e| Error::io(p, e))?;
+                        .map_err(|e| Error::io(name, e))?;
                     canonical = IngestOptions {
                         format: Format::Runlog,
                         ..opts.clone()
@@ -299,7 +298,7 @@ pub fn read_files(
                     (&canonical, false, r.lines)
                 }
             };
-            let mut r = read_piece(indices[k], &name, &rels[k], f, opts, at_start)?;
+            let mut r = read_piece(indices[k], name, &input.rel, f, opts, at_start)?;
             if shift > 0 {
                 for ev in r.groups.iter_mut().flatten().chain(r.events.iter_mut()) {
                     ev.line += shift;
