@@ -496,3 +496,303 @@ fn appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land() {
     let versions = runlog::objstore::block_on(runlog::commit::log::versions(&wh)).unwrap();
     assert_eq!(versions.len(), 5);
 }
+
+/// Writes `bytes` to the object `url`.
+fn put(url: &str, bytes: Vec<u8>) {
+    use object_store::ObjectStoreExt;
+    let (store, parsed) = runlog::objstore::remote_store(url).unwrap();
+    let key = object_store::path::Path::from_url_path(parsed.path()).unwrap();
+    runlog::objstore::block_on(store.put(&key, bytes.into())).unwrap();
+}
+
+/// Deletes the object `url`.
+fn delete(url: &str) {
+    use object_store::ObjectStoreExt;
+    let (store, parsed) = runlog::objstore::remote_store(url).unwrap();
+    let key = object_store::path::Path::from_url_path(parsed.path()).unwrap();
+    runlog::objstore::block_on(store.delete(&key)).unwrap();
+}
+
+/// `runlog ingest --append ARGS... -w WH --summary-json -`: the summary and the text output.
+fn append(inputs: &[&str], wh: &str) -> (serde_json::Value, String) {
+    let mut args = vec!["ingest", "--append"];
+    args.extend(inputs);
+    args.extend(["-w", wh, "--summary-json", "-"]);
+    let o = runlog(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "runlog {args:?}: {err}");
+    (serde_json::from_slice(&o.stdout).unwrap(), err)
+}
+
+fn versions_of(wh: &str) -> Vec<u64> {
+    let root = runlog::objstore::Root::open(Path::new(wh)).unwrap();
+    runlog::objstore::block_on(runlog::commit::log::versions(&root)).unwrap()
+}
+
+/// Clean generated logs (no duplicates or conflicts: appends stay incremental) in `n`
+/// files under `dir`; their paths, in the order ingest reads them.
+fn clean_logs(dir: &Path, n: u32, seed: u64) -> Vec<std::path::PathBuf> {
+    let opts = runlog::gen::GenOptions {
+        agents: 60,
+        seed,
+        files: n,
+        anomalies: 0.0,
+        layout: runlog::gen::Layout::Rotated,
+        ..Default::default()
+    };
+    runlog::gen::write(&opts, dir).unwrap();
+    runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
+}
+
+/// Every table of `wh` (its inputs under the prefix `from`) equals that of `full` (the same
+/// inputs in the local folder `to`).
+fn assert_same_mapped(wh: &str, from: &str, full: &str, to: &str) {
+    let (got, want) = (dump(wh), dump(full));
+    for (t, rows) in &want {
+        assert_eq!(got[t].replace(from, to), *rows, "table {t}");
+    }
+}
+
+#[test]
+fn appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("logs");
+    let files = clean_logs(&folder, 6, 11);
+    let prefix = fresh(&bucket, "daily");
+    let url = |f: &Path| {
+        let rel = f.strip_prefix(&folder).unwrap().to_string_lossy();
+        format!("{prefix}/{rel}")
+    };
+    let text = |f: &Path| std::fs::read(f).unwrap();
+    let lines = |f: &Path| -> Vec<Vec<u8>> {
+        text(f)
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let wh = fresh(&bucket, "daily-wh");
+    let listing = format!("{prefix}/");
+    // Day 1: the first 3/5 of file 0 (it grows on day 2), file 1 with a line changed (it
+    // is written again on day 3), file 2.
+    let all0 = lines(&files[0]);
+    put(&url(&files[0]), all0[..all0.len() * 3 / 5].concat());
+    let mut other1 = lines(&files[1]);
+    other1[2] = b"{\"not\": \"the final line\"}\n".to_vec();
+    put(&url(&files[1]), other1.concat());
+    put(&url(&files[2]), text(&files[2]));
+    let (v, _) = append(&[&listing], &wh);
+    assert_eq!(
+        (v["new_files"].as_u64(), v["downloaded_files"].as_u64()),
+        (Some(3), Some(3))
+    );
+    // Day 2: a new file, and file 0 written again longer: only those two are downloaded.
+    put(&url(&files[3]), text(&files[3]));
+    put(&url(&files[0]), text(&files[0]));
+    let (v, out) = append(&[&listing], &wh);
+    assert!(
+        out.contains("1 new files") && out.contains("1 grown, 0 changed, 2 unchanged"),
+        "{out}"
+    );
+    assert!(!out.contains("read every input again"), "{out}");
+    assert!(out.contains("downloaded 2 object(s)"), "{out}");
+    let day2_bytes =
+        std::fs::metadata(&files[0]).unwrap().len() + std::fs::metadata(&files[3]).unwrap().len();
+    assert_eq!(v["downloaded_files"], 2);
+    assert_eq!(v["downloaded_bytes"].as_u64(), Some(day2_bytes));
+    // Day 3: two new files, and file 1 replaced by different content.
+    put(&url(&files[4]), text(&files[4]));
+    put(&url(&files[5]), text(&files[5]));
+    put(&url(&files[1]), text(&files[1]));
+    let (v, out) = append(&[&listing], &wh);
+    assert!(
+        out.contains("2 new files") && out.contains("0 grown, 1 changed, 3 unchanged"),
+        "{out}"
+    );
+    assert!(
+        out.contains("3 object(s) unchanged by their listing"),
+        "{out}"
+    );
+    assert_eq!(v["downloaded_files"], 3);
+
+    let full = dir.path().join("full");
+    let full = full.to_str().unwrap();
+    ok(&["ingest", folder.to_str().unwrap(), "-w", full, "-q"]);
+    assert_same_mapped(&wh, &prefix, full, folder.to_str().unwrap());
+    assert!(dump(&wh)["files"].contains(&url(&files[5])));
+
+    // Again, unchanged: nothing downloaded, nothing committed.
+    let before = versions_of(&wh);
+    let (v, out) = append(&[&listing], &wh);
+    assert!(out.contains("0 new files, 0 new lines"), "{out}");
+    assert_eq!(
+        (
+            v["downloaded_files"].as_u64(),
+            v["downloaded_bytes"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+    assert_eq!(v["committed"], false);
+    assert_eq!(versions_of(&wh), before);
+}
+
+#[test]
+fn an_append_that_must_read_a_deleted_object_again_is_refused_naming_it() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("logs");
+    let files = clean_logs(&folder, 3, 12);
+    let prefix = fresh(&bucket, "gone");
+    upload(&folder, &prefix);
+    let listing = format!("{prefix}/");
+    // A full ingest: not stored in buckets, so the first append reads every input again.
+    let wh = dir.path().join("wh");
+    let wh = wh.to_str().unwrap();
+    ok(&["ingest", &listing, "-w", wh, "-q"]);
+    let before = dump(wh);
+    // The full ingest recorded the objects' stamps: an append of the prefix downloads none.
+    let (v, out) = append(&[&listing], wh);
+    assert!(out.contains("0 new files, 0 new lines"), "{out}");
+    assert_eq!(v["downloaded_files"], 0);
+    let extra = dir.path().join("extra.jsonl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/handwritten/basics.jsonl"),
+        &extra,
+    )
+    .unwrap();
+    let extra = extra.to_str().unwrap();
+    let rel = files[1].strip_prefix(&folder).unwrap().to_string_lossy();
+    let gone = format!("{prefix}/{rel}");
+    let bytes = std::fs::read(&files[1]).unwrap();
+    delete(&gone);
+    // Its own temporary folder: the downloads must be gone from it after the refusal.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args(["ingest", "--append", extra, "-w", wh])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{gone}, ingested before, is not there")),
+        "{err}"
+    );
+    assert!(err.contains("Nothing was written"), "{err}");
+    assert_eq!(versions_of(wh), [1]);
+    assert_eq!(dump(wh), before);
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "downloads removed"
+    );
+    // Back: the append reads every input again, the objects downloaded from their URLs
+    // once each, and equals a full ingest of them all.
+    put(&gone, bytes);
+    let (v, out) = append(&[extra], wh);
+    assert!(out.contains("read every input again"), "{out}");
+    assert_eq!(v["new_files"], 1);
+    assert_eq!(v["downloaded_files"], 3);
+    let full = dir.path().join("full");
+    let full = full.to_str().unwrap();
+    ok(&["ingest", &listing, extra, "-w", full, "-q"]);
+    assert_eq!(dump(wh), dump(full));
+}
+
+#[test]
+fn appends_of_local_and_s3_inputs_together_equal_a_full_ingest() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote");
+    let remote_files = clean_logs(&remote, 3, 13);
+    let local = dir.path().join("local");
+    let local_files = clean_logs(&local, 3, 14);
+    let prefix = fresh(&bucket, "mixed");
+    let url = |f: &Path| {
+        let rel = f.strip_prefix(&remote).unwrap().to_string_lossy();
+        format!("{prefix}/{rel}")
+    };
+    let listing = format!("{prefix}/");
+    let local_dir = local.to_str().unwrap();
+    // Day 1: two objects, two local files (the third of each kept for day 2).
+    let held_local = dir.path().join("held.jsonl");
+    std::fs::rename(&local_files[2], &held_local).unwrap();
+    for f in &remote_files[..2] {
+        put(&url(f), std::fs::read(f).unwrap());
+    }
+    let wh = fresh(&bucket, "mixed-wh");
+    let (v, _) = append(&[local_dir, &listing], &wh);
+    assert_eq!(
+        (v["new_files"].as_u64(), v["downloaded_files"].as_u64()),
+        (Some(4), Some(2))
+    );
+    // Day 2: one more of each.
+    put(
+        &url(&remote_files[2]),
+        std::fs::read(&remote_files[2]).unwrap(),
+    );
+    std::fs::rename(&held_local, &local_files[2]).unwrap();
+    let (v, out) = append(&[&listing, local_dir], &wh);
+    assert!(
+        out.contains("2 new files") && out.contains("4 unchanged"),
+        "{out}"
+    );
+    assert_eq!(v["downloaded_files"], 1);
+    let full = dir.path().join("full");
+    let full = full.to_str().unwrap();
+    ok(&["ingest", local_dir, &listing, "-w", full, "-q"]);
+    assert_eq!(dump(&wh), dump(full));
+    let files = dump(&wh)["files"].clone();
+    assert!(
+        files.contains(&url(&remote_files[2])) && files.contains(local_files[2].to_str().unwrap())
+    );
+}
+
+/// Appenders racing: a loser plans again on the winner's version without downloading its
+/// object again.
+#[test]
+fn racing_appenders_of_objects_download_each_object_once() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("logs");
+    let files = clean_logs(&folder, 8, 15);
+    let prefix = fresh(&bucket, "race-in");
+    upload(&folder, &prefix);
+    let urls: Vec<(std::path::PathBuf, u64)> = files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&folder).unwrap().to_string_lossy();
+            let size = std::fs::metadata(f).unwrap().len();
+            (std::path::PathBuf::from(format!("{prefix}/{rel}")), size)
+        })
+        .collect();
+    let root = runlog::objstore::Root::in_memory("append-objects-race");
+    let io = runlog::IngestOptions::default();
+    let gc = runlog::commit::GcPolicy::default();
+    let replanned: usize = std::thread::scope(|sc| {
+        let runs: Vec<_> = urls
+            .iter()
+            .map(|(url, size)| {
+                let (root, io) = (&root, io.clone());
+                sc.spawn(move || {
+                    let a = runlog::append::append_at(root, std::slice::from_ref(url), &io, gc)
+                        .unwrap();
+                    assert!(a.manifest.is_some());
+                    assert_eq!(
+                        (a.downloaded_files, a.downloaded_bytes),
+                        (1, *size),
+                        "{url:?}, planned again {} time(s)",
+                        a.replanned
+                    );
+                    a.replanned
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).sum()
+    });
+    assert!(replanned > 0, "the appenders raced");
+    let m = runlog::commit::read_latest(&root).unwrap();
+    assert_eq!(m.inputs.len(), 8);
+    assert!(m.inputs.values().all(|fp| fp.object.is_some()), "stamped");
+}
