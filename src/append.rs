@@ -258,8 +258,10 @@ impl Run<'_> {
                     ),
                 };
                 let (change, scan) = match (&path, index.get(&name)) {
-                    (Some(p), Some(fp)) => fp.compare(p).map_err(|e| Error::io(p, e))?,
-                    (Some(p), None) => (Change::New, scan(p, None).map_err(|e| Error::io(p, e))?),
+                    (Some(p), Some(fp)) => fp.compare(p).map_err(|e| Error::io(&name, e))?,
+                    (Some(p), None) => {
+                        (Change::New, scan(p, None).map_err(|e| Error::io(&name, e))?)
+                    }
                     (None, Some(fp)) => (Change::Unchanged, fp.scan()),
                     (None, None) => {
                         return Err(Error::Invalid(format!("{name}: not downloaded")));
@@ -356,9 +358,9 @@ impl Run<'_> {
             files.push(local);
         }
         // `files` is ordered by name, which is the path order every ingest reads in.
-        let local: HashMap<String, PathBuf> = files
+        let local: HashMap<String, (PathBuf, String)> = files
             .iter()
-            .map(|f| (f.name.clone(), f.path.clone()))
+            .map(|f| (f.name.clone(), (f.path.clone(), f.rel.clone())))
             .collect();
         let mut ing = ingest::ingest_inputs(
             &ingest::Inputs {
@@ -400,17 +402,13 @@ impl Run<'_> {
         a.buckets_written = bucket_counts.len();
         let mut index = BTreeMap::new();
         for (k, f) in ing.files.iter().enumerate() {
-            let (s, rel) = match inputs.iter().find(|i| i.name == f.file) {
-                Some(i) => (i.scan, i.rel.clone()),
-                None => {
-                    let p = &local[&f.file];
-                    let rel = wanted
-                        .binary_search_by(|(n, _)| n.cmp(&f.file))
-                        .map_or(String::new(), |k| wanted[k].1.clone());
-                    (scan(p, None).map_err(|e| Error::io(p, e))?, rel)
-                }
+            let (p, rel) = &local[&f.file];
+            // Scanned again when first downloaded here: the bytes read.
+            let s = match inputs.iter().find(|i| i.name == f.file) {
+                Some(i) if i.path.is_some() => i.scan,
+                _ => scan(p, None).map_err(|e| Error::io(&f.file, e))?,
             };
-            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, &rel);
+            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, rel);
             fp.buckets = std::mem::take(&mut file_buckets[k]);
             fp.object = self.downloads.stamp(&f.file);
             index.insert(f.file.clone(), fp);

@@ -233,7 +233,13 @@ impl Downloads {
     pub fn fetch(&self, objects: &[&StoreObject]) -> Result<Vec<Input>> {
         let (dir, jobs) = {
             let mut st = self.lock();
-            if st.dir.is_none() {
+            let mut seen = std::collections::HashSet::new();
+            let jobs: Vec<&StoreObject> = objects
+                .iter()
+                .copied()
+                .filter(|o| !st.got.contains_key(&o.name) && seen.insert(o.name.as_str()))
+                .collect();
+            if st.dir.is_none() && !jobs.is_empty() {
                 st.dir = Some(
                     tempfile::Builder::new()
                         .prefix("runlog-inputs-")
@@ -242,12 +248,6 @@ impl Downloads {
                 );
             }
             let dir = st.dir.as_ref().map(|d| d.path().to_path_buf());
-            let mut seen = std::collections::HashSet::new();
-            let jobs: Vec<&StoreObject> = objects
-                .iter()
-                .copied()
-                .filter(|o| !st.got.contains_key(&o.name) && seen.insert(o.name.as_str()))
-                .collect();
             (dir.unwrap_or_default(), jobs)
         };
         let first = self.lock().got.len();

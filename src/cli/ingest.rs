@@ -13,7 +13,8 @@ use super::{ingest_options, memory, parse_format, progress_options, ReadArgs};
 #[derive(Args)]
 pub struct IngestArgs {
     /// Log files and folders; or objects and prefixes in a store (s3://BUCKET/PREFIX,
-    /// gs://BUCKET/PREFIX, az://CONTAINER/PREFIX), downloaded first.
+    /// gs://BUCKET/PREFIX, az://CONTAINER/PREFIX), downloaded first (with --append, only
+    /// the objects not known unchanged).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// The warehouse: a folder (a path or a file:// URL, created if missing) or a prefix in
@@ -70,7 +71,10 @@ pub struct IngestArgs {
     /// file ever given, row for row. When that cannot be told from the warehouse (see
     /// docs/append-design.md) every input is read again, and the output says why. Run it
     /// from the folder the earlier ingests ran in: inputs are known by the names they were
-    /// given. In memory; not with --shard.
+    /// given (objects by their URLs). Objects in stores (s3://BUCKET/PREFIX/, ...) are
+    /// listed first: one listed with the size and e_tag recorded when it was read is
+    /// skipped without being downloaded; the others are downloaded once and compared as
+    /// files are. In memory; not with --shard.
     #[arg(long, conflicts_with_all = ["shard", "reshard", "spill_partitions", "max_rejects"])]
     pub append: bool,
 }
