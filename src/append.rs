@@ -793,7 +793,7 @@ impl Run<'_> {
                 fs.push(rel);
             }
         }
-        let mut summary = runlog_core::summarize(&shared, &Derived::default(), 0.0);
+        let mut summary = runlog_core::summarize(&shared, 0, 0.0);
         summary.skipped_files = self.skipped;
         summary.agents = bucket_counts.values().map(|c| c[0]).sum();
         summary.intervals = bucket_counts.values().map(|c| c[1]).sum();

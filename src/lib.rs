@@ -94,7 +94,11 @@ pub fn load_inputs(
         s.retain(&mut ingested);
     }
     let derived = reduce_all(&ingested);
-    let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
+    let summary = summarize(
+        &ingested,
+        derived.intervals.len() as u64,
+        start.elapsed().as_secs_f64(),
+    );
     Ok(Loaded {
         ingested,
         derived,

@@ -28,7 +28,7 @@ use crate::ingest::{self, IngestOptions, Ingested, Inputs};
 use crate::reduce::Derived;
 use crate::store::{self, TABLES};
 use runlog_core::shard::{inputs_fingerprint, Shard, SHARED_TABLES};
-use runlog_core::{reduce_all, summarize, Summary};
+use runlog_core::{reduce_parts, summarize, Summary};
 
 /// How an ingest commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,17 +196,26 @@ fn ingest_stamped(
             Some(shard)
         }
     };
-    let (staged, files, mut summary, fingerprint) = match w.memory {
-        Memory::InMemory => in_memory(inputs, opts, warehouse, w, shard, start)?,
-        Memory::Spilled(p) => spilled(inputs, opts, warehouse, w, shard, p)?,
+    // The fingerprint index, so that a later `--append` knows what was read (shards
+    // record none).
+    let index_stamps = matches!(w.commit, CommitMode::Full).then_some(stamps);
+    let (staged, files, mut summary, fingerprint, index) = match w.memory {
+        Memory::InMemory => in_memory(inputs, opts, warehouse, w, shard, index_stamps, start)?,
+        Memory::Spilled(p) => {
+            let (staged, files, summary, fingerprint) =
+                spilled(inputs, opts, warehouse, w, shard, p)?;
+            (staged, files, summary, fingerprint, None)
+        }
     };
     summary.seconds = start.elapsed().as_secs_f64();
     summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
     let value = serde_json::to_value(&summary)?;
     let (manifest, shard_status) = match w.commit {
         CommitMode::Full => {
-            // The fingerprint index, so that a later `--append` knows what was read.
-            let index = crate::append::fingerprints(inputs, &summary.per_file, stamps)?;
+            let index = match index {
+                Some(index) => index,
+                None => crate::append::fingerprints(inputs, &summary.per_file, stamps)?,
+            };
             (
                 commit::commit_full(staged, files, value, index, w.gc)?,
                 None,
@@ -226,6 +235,8 @@ fn ingest_stamped(
 }
 
 type Files = BTreeMap<String, Vec<String>>;
+type Stamps = BTreeMap<String, runlog_core::fingerprint::ObjectStamp>;
+type Index = BTreeMap<String, runlog_core::fingerprint::Fingerprint>;
 
 /// The name every file of one write is given after `part-`: the ingest's id, then the
 /// spill partition, then the shard (last, where [`shards::part_shard`] reads it).
@@ -262,8 +273,9 @@ fn in_memory(
     warehouse: &Path,
     w: &WriteOptions,
     shard: Option<Shard>,
+    stamps: Option<&Stamps>,
     start: Instant,
-) -> Result<(Staged, Files, Summary, String)> {
+) -> Result<(Staged, Files, Summary, String, Option<Index>)> {
     let mut ingested = ingest::ingest_inputs(inputs, opts)?;
     if let Some(m) = &w.max_rejects {
         let t = ingested.totals();
@@ -272,18 +284,33 @@ fn in_memory(
     if let Some(s) = shard {
         s.retain(&mut ingested);
     }
-    let inputs = inputs_fingerprint(&ingested);
+    let shard_inputs = inputs_fingerprint(&ingested);
     let staged = begin(warehouse, shard)?;
     let id = part_id(staged.id(), None, shard);
-    let (files, _derived, summary) = write_tables(staged.dir(), &id, &ingested, shard, || {
-        let derived = reduce_all(&ingested);
-        let summary = summarize(&ingested, &derived, start.elapsed().as_secs_f64());
-        Ok((derived, summary))
-    })?;
-    // Everything is written: the process ends soon, and freeing a million events one by
-    // one would only delay that (about a tenth of a second per million).
+    // The fingerprints (one more read of every input, at memory speed) are taken while
+    // the tables are written, in the gaps the writers leave.
+    let (written, index) = rayon::join(
+        || {
+            write_tables(staged.dir(), &id, &ingested, shard, || {
+                let parts = reduce_in_parts(&ingested);
+                let summary =
+                    summarize(&ingested, intervals(&parts), start.elapsed().as_secs_f64());
+                Ok((parts, summary))
+            })
+        },
+        || {
+            stamps
+                .map(|st| crate::append::fingerprints(inputs, &ingested.files, st))
+                .transpose()
+        },
+    );
+    let (files, derived, summary) = written?;
+    let index = index?;
+    // Everything is written: the process ends soon, and freeing a million events (and
+    // their rows) one by one would only delay that (about a tenth of a second per million).
     std::mem::forget(ingested);
-    Ok((staged, files, summary, inputs))
+    std::mem::forget(derived);
+    Ok((staged, files, summary, shard_inputs, index))
 }
 
 fn spilled(
@@ -315,13 +342,13 @@ fn spilled(
             if let Some(s) = shard {
                 s.retain(&mut ingested);
             }
-            let derived = reduce_all(&ingested);
+            let parts = reduce_in_parts(&ingested);
             // `events` is built while it is written; the other tables are small.
             let pid = part_id(&id, Some(part.index), shard);
             let (events, tables) = rayon::join(
                 || store::write_events_parts(&dir, &pid, &ingested, None),
                 || -> Result<_> {
-                    let batches = store::some_batches(&ingested, &derived, &per_agent)?;
+                    let batches = store::some_batches_of(&ingested, &parts, &per_agent)?;
                     store::write_parts(&dir, &pid, &batches)
                 },
             );
@@ -330,7 +357,7 @@ fn spilled(
             w.0.entry("events".into()).or_default().extend(events);
             add_files(&mut w.0, tables);
             w.1 += ingested.agents.len() as u64;
-            w.2 += derived.intervals.len() as u64;
+            w.2 += intervals(&parts);
             Ok(())
         },
     )?;
@@ -339,7 +366,7 @@ fn spilled(
     for names in files.values_mut() {
         names.sort();
     }
-    let mut summary = summarize(&totals, &Derived::default(), 0.0);
+    let mut summary = summarize(&totals, 0, 0.0);
     summary.agents = agents;
     summary.intervals = intervals;
     if let Some(m) = &w.max_rejects {
@@ -351,6 +378,20 @@ fn spilled(
     add_files(&mut files, store::write_parts(&dir, &id, &shared)?);
     let inputs = inputs_fingerprint(&totals);
     Ok((staged, files, summary, inputs))
+}
+
+/// Parts of the derived tables per thread: the reducer's rows are gathered per part
+/// ([`reduce_parts`]), and parts of a quarter of a thread's share keep the cores busy to
+/// the end, as `events` parts do.
+const REDUCE_PARTS_PER_THREAD: usize = 4;
+
+fn reduce_in_parts(ing: &Ingested) -> Vec<Derived> {
+    reduce_parts(ing, rayon::current_num_threads() * REDUCE_PARTS_PER_THREAD)
+}
+
+/// The intervals of an ingest reduced in parts.
+fn intervals(parts: &[Derived]) -> u64 {
+    parts.iter().map(|p| p.intervals.len() as u64).sum()
 }
 
 /// The tables written per agent besides `events` (which is built while it is written).
@@ -378,7 +419,7 @@ fn shared_batches(
 /// Writes every table of an in-memory ingest, reducing while `events` (which needs only
 /// the ingested events) is written, so that reducing and writing share the cores. `derive`
 /// returns the derived tables and the summary. Nothing is committed.
-fn write_tables<D: std::borrow::Borrow<Derived> + Send, T: Send>(
+fn write_tables<D: std::borrow::Borrow<[Derived]> + Send, T: Send>(
     dir: &Path,
     id: &str,
     ing: &Ingested,
@@ -390,7 +431,7 @@ fn write_tables<D: std::borrow::Borrow<Derived> + Send, T: Send>(
         || store::write_events_parts(dir, id, ing, Some(store::EVENTS_PARTS_PER_THREAD)),
         || -> Result<_> {
             let (d, summary) = derive()?;
-            let mut batches = store::some_batches(ing, d.borrow(), &per_agent)?;
+            let mut batches = store::some_batches_of(ing, d.borrow(), &per_agent)?;
             batches.extend(shared_batches(ing, shard)?);
             let files = store::write_parts(dir, id, &batches)?;
             Ok((files, d, summary))
@@ -411,7 +452,9 @@ pub fn write_reduced(
 ) -> Result<Manifest> {
     let staged = begin(warehouse, None)?;
     let id = staged.id().to_string();
-    let (files, _, ()) = write_tables(staged.dir(), &id, ing, None, || Ok((d, ())))?;
+    let (files, _, ()) = write_tables(staged.dir(), &id, ing, None, || {
+        Ok((std::slice::from_ref(d), ()))
+    })?;
     commit::commit_full(staged, files, summary, BTreeMap::new(), GcPolicy::default())
 }
 

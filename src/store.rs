@@ -674,6 +674,16 @@ pub fn some_batches(
     d: &Derived,
     tables: &[&'static str],
 ) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    some_batches_of(ing, std::slice::from_ref(d), tables)
+}
+
+/// [`some_batches`] of derived tables reduced in parts ([`runlog_core::reduce_parts`]): a
+/// derived table is a batch per part that has rows, in the parts' order.
+pub fn some_batches_of(
+    ing: &Ingested,
+    parts: &[Derived],
+    tables: &[&'static str],
+) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
     tables
         .par_iter()
         .map(|&table| {
@@ -681,7 +691,17 @@ pub fn some_batches(
                 "events" => events_batches(ing)?,
                 "rejects" => vec![rejects_batch(ing)?],
                 "files" => vec![files_batch(&ing.files)?],
-                _ => vec![derived_batch(d, table)?],
+                _ => {
+                    let mut batches = parts
+                        .par_iter()
+                        .map(|d| derived_batch(d, table))
+                        .collect::<Result<Vec<_>>>()?;
+                    batches.retain(|b| b.num_rows() > 0);
+                    if batches.is_empty() {
+                        batches.push(derived_batch(&Derived::default(), table)?);
+                    }
+                    batches
+                }
             };
             Ok((table, batches))
         })
@@ -908,12 +928,7 @@ pub fn write_parts(
     for (&table, batches) in tables {
         let tdir = dir.join(table);
         fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
-        let per_part = (PART_ROWS / EVENTS_BATCH_ROWS).max(1);
-        let chunks: Vec<&[RecordBatch]> = if batches.is_empty() {
-            vec![&batches[..]]
-        } else {
-            batches.chunks(per_part).collect()
-        };
+        let chunks = parts_of(batches);
         for (n, chunk) in chunks.into_iter().enumerate() {
             let rel = format!("{table}/part-{id}-{n:05}.parquet");
             files
@@ -927,6 +942,22 @@ pub fn write_parts(
         .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), table, chunk))
         .collect::<Result<Vec<()>>>()?;
     Ok(files)
+}
+
+/// Consecutive batches cut into parts of at most [`PART_ROWS`] rows (a larger batch is a
+/// part of its own); no batches are one empty part.
+fn parts_of(batches: &[RecordBatch]) -> Vec<&[RecordBatch]> {
+    let mut parts = Vec::new();
+    let (mut start, mut rows) = (0, 0);
+    for (k, b) in batches.iter().enumerate() {
+        if k > start && rows + b.num_rows() > PART_ROWS {
+            parts.push(&batches[start..k]);
+            (start, rows) = (k, 0);
+        }
+        rows += b.num_rows();
+    }
+    parts.push(&batches[start..]);
+    parts
 }
 
 /// The events of a batch of the `events` table read back (`Event::file` is 0: the `file`

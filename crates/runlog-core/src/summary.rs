@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use crate::ingest::{self, Ingested};
-use crate::reduce::Derived;
 
 /// The accounting of one ingest.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -27,8 +26,8 @@ pub struct Summary {
     pub per_file: Vec<ingest::FileSummary>,
 }
 
-/// The summary of an ingest that took `seconds`.
-pub fn summarize(ing: &Ingested, d: &Derived, seconds: f64) -> Summary {
+/// The summary of an ingest that made `intervals` intervals and took `seconds`.
+pub fn summarize(ing: &Ingested, intervals: u64, seconds: f64) -> Summary {
     let t = ing.totals();
     Summary {
         files: ing.files.len() as u64,
@@ -40,7 +39,7 @@ pub fn summarize(ing: &Ingested, d: &Derived, seconds: f64) -> Summary {
         duplicates: t.duplicates,
         rejects: t.rejects,
         agents: ing.agents.len() as u64,
-        intervals: d.intervals.len() as u64,
+        intervals,
         seconds,
         mb_per_s: if seconds > 0.0 {
             t.bytes as f64 / 1e6 / seconds
