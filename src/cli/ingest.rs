@@ -36,7 +36,10 @@ pub struct IngestArgs {
     /// Keep only the agents of shard I of N (stable hash of the root) and commit them
     /// beside the other shards of N in the warehouse: the N shards together equal one
     /// full ingest. Every shard reads the same inputs; shard 0 also writes the rejects
-    /// and files tables.
+    /// and files tables. With --append: N machines share one append (N divides 64: 1, 2,
+    /// 4, ..., 64); shard I writes the buckets b with b % N == I, and the warehouse equals
+    /// one --append of the inputs once all N have landed (in any order, or at once); until
+    /// then the fingerprint index stays as it was and another append is refused.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<runlog::shard::Shard>,
     /// With --shard: when the warehouse holds a full ingest or shards of another N, drop
@@ -70,8 +73,10 @@ pub struct IngestArgs {
     /// file ever given, row for row. When that cannot be told from the warehouse (see
     /// docs/append-design.md) every input is read again, and the output says why. Run it
     /// from the folder the earlier ingests ran in: inputs are known by the names they were
-    /// given. In memory; not with --shard.
-    #[arg(long, conflicts_with_all = ["shard", "reshard", "spill_partitions", "max_rejects"])]
+    /// given. In memory. With --shard I/N, one of N machines sharing the append (see
+    /// --shard); without it while a round of shards is open for the same inputs, it does
+    /// the missing shards.
+    #[arg(long, conflicts_with_all = ["reshard", "spill_partitions", "max_rejects"])]
     pub append: bool,
 }
 
@@ -129,7 +134,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
         }
         let (opts, bar) = ingest_options(&read, &resolved.inputs);
         drop(resolved);
-        let appended = runlog::append::append(&paths, &opts, &warehouse, write.gc);
+        let appended = runlog::append::append_shard(&paths, &opts, &warehouse, write.gc, shard);
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -174,8 +179,8 @@ fn report_append(
             "appended: {} new files, {} new lines ({} grown, {} changed, {} unchanged and skipped)",
             a.new_files, a.new_lines, a.grown_files, a.changed_files, a.unchanged_files
         );
-        match (&a.summary, &a.manifest) {
-            (Some(s), Some(_)) => {
+        match &a.manifest {
+            Some(_) => {
                 if let Some(why) = &a.full_rewrite {
                     eprintln!("  read every input again and rewrote every bucket: {why}");
                 }
@@ -192,10 +197,16 @@ fn report_append(
                         String::new()
                     }
                 );
-                eprint!("the warehouse now: ");
-                print_summary(s, warehouse);
+                if let Some(s) = &a.summary {
+                    eprint!("the warehouse now: ");
+                    print_summary(s, warehouse);
+                }
             }
-            _ => eprintln!("  nothing new: nothing written, nothing committed"),
+            None if a.round.is_some() => {}
+            None => eprintln!("  nothing new: nothing written, nothing committed"),
+        }
+        if let Some(r) = &a.round {
+            eprint!("{}", r.render());
         }
     }
     if let Some(p) = summary_json {
@@ -207,6 +218,15 @@ fn report_append(
             o.insert("new_files".into(), a.new_files.into());
             o.insert("new_lines".into(), a.new_lines.into());
             o.insert("committed".into(), a.manifest.is_some().into());
+            if let Some(r) = &a.round {
+                o.insert(
+                    "shard_status".into(),
+                    serde_json::json!({
+                        "count": r.count, "ran": r.ran, "landed": r.landed,
+                        "missing": r.missing(),
+                    }),
+                );
+            }
         }
         let text = serde_json::to_string_pretty(&v)?;
         if p.as_os_str() == "-" {
