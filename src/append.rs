@@ -27,6 +27,12 @@
 //! - **Commits** go through the version log ([`crate::commit::log`]). An append plans on
 //!   the version it read; when another writer committed first, it plans again on the new
 //!   version (up to [`MAX_ATTEMPTS`] times, then it refuses).
+//! - **Shards** (`--append --shard I/N`, N dividing [`BUCKETS`]): N runs over the same
+//!   inputs share one append, an *append round* in the manifest ([`AppendRound`]). Each
+//!   plans on the round's base version, writes the buckets `b % N == I`, and merges them
+//!   into the latest version at its commit; shard 0 also assembles every touched bucket
+//!   (not reducing or writing the others') for the shared tables and the new index, which
+//!   the version takes when the last shard lands. An open round refuses other appends.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
