@@ -399,6 +399,7 @@ impl Run<'_> {
         let part = match self.part(current.as_ref(), &key)? {
             Ok(p) => p,
             Err(status) => {
+                (a.new_files, a.grown_files, a.changed_files) = (0, 0, 0);
                 a.round = Some(status);
                 return Ok(Some(a));
             }
@@ -919,8 +920,9 @@ impl Run<'_> {
             None => None,
         };
         // A table with no rows in any bucket is one empty file (readers need a file):
-        // written for each table that looks empty after this append (the other shards of
-        // a round may fill it, or, rarely, empty one: then this append plans again).
+        // written for each table that may be empty after this append. A shard of a round
+        // cannot tell (the other shards may empty their buckets): it writes one for every
+        // per-agent table it has no rows of, and names it only if the table is empty.
         let mut empties: BTreeMap<&str, String> = BTreeMap::new();
         for &table in TABLES {
             let empty = if SHARED_TABLES.contains(&table) {
@@ -929,12 +931,13 @@ impl Run<'_> {
                     None => old.is_none_or(|m| m.tables.get(table).is_none_or(Vec::is_empty)),
                 }
             } else {
-                let others = old
-                    .and_then(|m| m.bucket_files.get(table))
-                    .is_none_or(|by_b| {
-                        by_b.iter()
-                            .all(|(b, fs)| scope.contains(b) || fs.is_empty())
-                    });
+                let others = t.part.count > 1
+                    || old
+                        .and_then(|m| m.bucket_files.get(table))
+                        .is_none_or(|by_b| {
+                            by_b.iter()
+                                .all(|(b, fs)| scope.contains(b) || fs.is_empty())
+                        });
                 others && mine.get(table).is_none_or(BTreeMap::is_empty)
             };
             if empty {
@@ -1030,6 +1033,8 @@ impl Run<'_> {
                             .collect()
                     };
                     if fs.is_empty() {
+                        // Not foreseen (a shared table's files never go: shard 0 names
+                        // one at least): plan again.
                         match empties.get(table) {
                             Some(e) => fs.push(e.clone()),
                             None => return refuse(),

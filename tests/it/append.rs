@@ -736,3 +736,32 @@ fn shard_counts_that_do_not_divide_the_buckets_are_refused() {
     assert!(e.contains("must divide") && e.contains("64"), "{e}");
     assert!(!runlog::commit::is_warehouse(&wh), "nothing written");
 }
+
+#[test]
+fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
+    // One agent of log events only: most tables have no rows, and one shard no agent.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.jsonl");
+    let line = |seq: u64| {
+        format!(
+            "{{\"seq\":{seq},\"ts\":\"2026-11-03T10:00:0{seq}Z\",\"root\":\"r\",\"session\":\"r\",\"type\":\"log\",\"data\":{{\"msg\":\"m{seq}\"}}}}\n"
+        )
+    };
+    std::fs::write(&f, line(1)).unwrap();
+    let wh = dir.path().join("wh");
+    ingest(std::slice::from_ref(&f), &wh, true);
+    std::fs::write(&f, line(1) + &line(2) + &line(3)).unwrap();
+    let own = runlog::shard::Shard::of("r", 2);
+    for i in [1 - own, own] {
+        let o = stderr(&ok(shard_append(std::slice::from_ref(&f), &wh, i, 2, &[])
+            .output()
+            .unwrap()));
+        assert!(o.contains("1 grown"), "{o}");
+        // Partial, and readable: the agent's events are those of before until its shard lands.
+        let events = count_events(&wh).expect("readable while the round is open");
+        assert_eq!(events, if i == own { 3 } else { 1 }, "after shard {i}");
+    }
+    let full = dir.path().join("full");
+    ingest(std::slice::from_ref(&f), &full, false);
+    assert_same(&wh, &full, "log events only, two shards");
+}
