@@ -765,3 +765,44 @@ fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
     ingest(std::slice::from_ref(&f), &full, false);
     assert_same(&wh, &full, "log events only, two shards");
 }
+
+#[test]
+fn kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 400,
+        seed: 14,
+        files: 4,
+        layout: Layout::Rotated,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let wh = dir.path().join("wh");
+    ingest(&logs[..1], &wh, true);
+    let first = count_events(&wh).unwrap();
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    let total = count_events(&full).unwrap();
+    for (k, delay_ms) in [5u64, 40, 120, 300, 700].into_iter().enumerate() {
+        let i = k as u32 % 2;
+        let mut child = shard_append(&logs[1..], &wh, i, 2, &["-q"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let n = count_events(&wh).expect("the warehouse stays readable");
+        assert!(
+            first <= n && n <= total,
+            "killed after {delay_ms} ms: {n} events"
+        );
+    }
+    // Both shards run again (a landed one does nothing): the tables of a full ingest.
+    for i in [1, 0] {
+        ok(shard_append(&logs[1..], &wh, i, 2, &[]).output().unwrap());
+    }
+    assert!(runlog::commit::read_manifest(&wh).unwrap().round.is_none());
+    assert_same(&wh, &full, "after kills");
+}
