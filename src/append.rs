@@ -33,6 +33,12 @@
 //! - **Commits** go through the version log ([`crate::commit::log`]). An append plans on
 //!   the version it read; when another writer committed first, it plans again on the new
 //!   version (up to [`MAX_ATTEMPTS`] times, then it refuses).
+//! - **Shards** (`--append --shard I/N`, N dividing [`BUCKETS`]): N runs over the same
+//!   inputs share one append, an *append round* in the manifest ([`AppendRound`]). Each
+//!   plans on the round's base version, writes the buckets `b % N == I`, and merges them
+//!   into the latest version at its commit; shard 0 also assembles every touched bucket
+//!   (not reducing or writing the others') for the shared tables and the new index, which
+//!   the version takes when the last shard lands. An open round refuses other appends.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -41,7 +47,7 @@ use std::time::Instant;
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use rayon::prelude::*;
 
-use crate::commit::{self, log, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
+use crate::commit::{self, log, AppendRound, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
 use crate::error::{Error, Result};
 use crate::ingest::{self, FileRead, FileSummary, IngestOptions, Ingested, Reject, Resume};
 use crate::inputs::{self, Downloads, Source, Sources, StoreObject};
@@ -50,7 +56,7 @@ use crate::reduce::Derived;
 use crate::store::{self, TABLES};
 use runlog_core::fingerprint::{scan, Change, Fingerprint, ObjectStamp, Scan};
 use runlog_core::import::Format;
-use runlog_core::shard::{root_hash, SHARED_TABLES};
+use runlog_core::shard::{root_hash, Shard, SHARED_TABLES};
 use runlog_core::{reduce_all, Event, Summary};
 
 /// B: how many hash-of-root buckets an appended warehouse stores its per-agent tables in.
@@ -88,6 +94,65 @@ pub struct Appended {
     pub downloaded_bytes: u64,
     /// Objects known unchanged by their listing, not downloaded.
     pub listed_unchanged: u64,
+    /// With `--shard`, or when it completed an open round: the round after this run.
+    pub round: Option<RoundStatus>,
+}
+
+/// Where an append round (`--append --shard I/N`) stands after one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundStatus {
+    /// N.
+    pub count: u32,
+    /// The shards this run did.
+    pub ran: Vec<u32>,
+    /// The shards landed, this run's included.
+    pub landed: Vec<u32>,
+    /// Whether this run's shards had landed already (nothing was done).
+    pub already: bool,
+}
+
+impl RoundStatus {
+    /// Shards not landed yet.
+    pub fn missing(&self) -> Vec<u32> {
+        (0..self.count)
+            .filter(|i| !self.landed.contains(i))
+            .collect()
+    }
+
+    /// Lines for the ingest summary.
+    pub fn render(&self) -> String {
+        let missing = self.missing();
+        let ran = list(&self.ran);
+        let mut s = if self.already {
+            format!(
+                "  shard(s) {ran} of {} had landed in this round already: nothing to do\n",
+                self.count
+            )
+        } else {
+            format!("  append round: shard(s) {ran} of {} landed\n", self.count)
+        };
+        s.push_str(&format!(
+            "  shard_status: {} of {} shards landed{}\n",
+            self.landed.len(),
+            self.count,
+            if missing.is_empty() {
+                " (complete: the fingerprint index took the round's inputs)".to_string()
+            } else {
+                format!(
+                    " (missing {}: the tables are partial until they land)",
+                    list(&missing)
+                )
+            }
+        ));
+        s
+    }
+}
+
+fn list(v: &[u32]) -> String {
+    v.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Appends the inputs at `locations` (local files and folders, objects and prefixes in
@@ -108,17 +173,36 @@ pub fn append_at(
     opts: &IngestOptions,
     gc: GcPolicy,
 ) -> Result<Appended> {
-    append_sources(root, &inputs::list(locations)?, opts, gc)
+    append_shard_at(root, locations, opts, gc, None)
 }
 
-/// [`append_at`] of inputs already listed ([`inputs::list`]). Objects are downloaded to a
-/// temporary folder, removed when the append ends (or fails).
+/// [`append_at`] as shard `shard` of an append round (`ingest --append --shard I/N`;
+/// `None`: the whole append, or the missing shards of a round open for the same inputs).
+pub fn append_shard_at(
+    root: &Root,
+    locations: &[PathBuf],
+    opts: &IngestOptions,
+    gc: GcPolicy,
+    shard: Option<Shard>,
+) -> Result<Appended> {
+    append_sources(root, &inputs::list(locations)?, opts, gc, shard)
+}
+
+/// [`append_shard_at`] of inputs already listed ([`inputs::list`]). Objects are
+/// downloaded to a temporary folder, removed when the append ends (or fails).
 pub fn append_sources(
     root: &Root,
     sources: &Sources,
     opts: &IngestOptions,
     gc: GcPolicy,
+    shard: Option<Shard>,
 ) -> Result<Appended> {
+    if let Some(s) = shard.filter(|s| BUCKETS % s.count != 0) {
+        return Err(Error::Invalid(format!(
+            "--append --shard {s}: N must divide the warehouse's {BUCKETS} buckets (1, 2, 4, \
+             8, 16, 32 or 64), so that each bucket belongs to one shard; nothing was written"
+        )));
+    }
     let start = Instant::now();
     let downloads = Downloads::new();
     let run = Run {
@@ -129,9 +213,10 @@ pub fn append_sources(
         opts,
         gc,
         start,
+        shard: shard.filter(|s| s.count > 1),
     };
     for replanned in 0..MAX_ATTEMPTS {
-        let current = block_on(log::latest(root))?.map(|(_, m)| m);
+        let current = block_on(log::latest(root))?;
         if let Some(mut a) = run.attempt(current)? {
             a.replanned = replanned;
             (a.downloaded_files, a.downloaded_bytes) = downloads.counts();
@@ -203,6 +288,64 @@ struct Run<'a> {
     opts: &'a IngestOptions,
     gc: GcPolicy,
     start: Instant,
+    /// `--shard I/N` (N > 1).
+    shard: Option<Shard>,
+}
+
+/// The shards `indices` of `count` that one run of an append does: the buckets
+/// `b % count` in `indices`, and with shard 0 the shared tables and the new index. An
+/// append without `--shard` is 0 of 1, or the missing shards of a round open for its
+/// inputs.
+#[derive(Debug, Clone)]
+struct Part {
+    count: u32,
+    indices: BTreeSet<u32>,
+}
+
+impl Part {
+    fn owns(&self, b: u32) -> bool {
+        self.indices.contains(&(b % self.count))
+    }
+
+    fn shared(&self) -> bool {
+        self.indices.contains(&0)
+    }
+}
+
+/// What one attempt plans on: the part it does, the version its plan reads (`base`: the
+/// open round's, else the latest) and a fingerprint of its inputs.
+struct Target {
+    part: Part,
+    base: Option<u64>,
+    key: String,
+}
+
+/// What an attempt wrote, merged into the latest version at its commit.
+struct Work {
+    /// The shared tables' rows (shard 0 only).
+    shared: Option<Ingested>,
+    /// The fingerprint index after the append (shard 0 only).
+    index: Option<BTreeMap<String, Fingerprint>>,
+    /// The buckets whose files it replaces (those it does).
+    scope: BTreeSet<u32>,
+    /// Per-agent table -> bucket of `scope` -> its files (missing: no rows).
+    bucket_files: BTreeMap<String, BTreeMap<u32, Vec<String>>>,
+    /// Bucket of `scope` -> [agents, intervals] (missing: no agents).
+    bucket_counts: BTreeMap<u32, [u64; 2]>,
+    buckets: u32,
+}
+
+/// A fingerprint of an append's inputs: names and content, in order.
+fn inputs_key(inputs: &[Input]) -> String {
+    let mut text = String::new();
+    for i in inputs {
+        let s = &i.scan;
+        text.push_str(&format!(
+            "{}\0{} {} {:016x} {:016x}\n",
+            i.name, s.size, s.complete, s.hash, s.tail_hash
+        ));
+    }
+    format!("{} files, fnv1a64 {:016x}", inputs.len(), root_hash(&text))
 }
 
 /// Why an incremental plan gave way to reading everything again.
@@ -226,8 +369,23 @@ fn per_agent_tables() -> Vec<&'static str> {
 }
 
 impl Run<'_> {
-    /// One try on the latest version `old`: `None` when another writer committed first.
-    fn attempt(&self, old: Option<Manifest>) -> Result<Option<Appended>> {
+    /// One try on the latest version `latest`: `None` when another writer committed first.
+    fn attempt(&self, latest: Option<(u64, Manifest)>) -> Result<Option<Appended>> {
+        let (latest_n, current) = match latest {
+            Some((n, m)) => (Some(n), Some(m)),
+            None => (None, None),
+        };
+        // The shards of an open round all plan on its base version, whatever landed since.
+        let (base, old) = match current.as_ref().and_then(|m| m.round.as_ref()) {
+            Some(r) => (
+                r.base,
+                match r.base {
+                    Some(n) => Some(block_on(log::read_version(self.root, n))?),
+                    None => None,
+                },
+            ),
+            None => (latest_n, current.clone()),
+        };
         let empty = BTreeMap::new();
         let index = old.as_ref().map_or(&empty, |m| &m.inputs);
         // Objects unchanged by their listing are not downloaded; the others are, at once.
@@ -296,6 +454,16 @@ impl Run<'_> {
         if old.is_some() && inputs.iter().all(|i| i.change == Change::Unchanged) {
             return Ok(Some(a));
         }
+        let key = inputs_key(&inputs);
+        let part = match self.part(current.as_ref(), &key)? {
+            Ok(p) => p,
+            Err(status) => {
+                (a.new_files, a.grown_files, a.changed_files) = (0, 0, 0);
+                a.round = Some(status);
+                return Ok(Some(a));
+            }
+        };
+        let t = Target { part, base, key };
         let plan = match &old {
             None => Plan::Full(String::new()),
             Some(m) if m.shards.is_some() => {
@@ -306,7 +474,7 @@ impl Run<'_> {
                  an older release)"
                     .into(),
             ),
-            Some(m) => self.incremental(m, &inputs, &mut a)?,
+            Some(m) => self.incremental(m, &inputs, &mut a, &t)?,
         };
         match plan {
             Plan::Done(done) => Ok(Some(*done)),
@@ -315,8 +483,63 @@ impl Run<'_> {
                 if !why.is_empty() {
                     a.full_rewrite = Some(why);
                 }
-                self.full(old.as_ref(), &inputs, a)
+                self.full(old.as_ref(), &inputs, a, &t)
             }
+        }
+    }
+
+    /// The part of the append this run does, given the round open in `current` (if any)
+    /// and this run's inputs (`key`); `Err`: this run's shard had landed already.
+    fn part(
+        &self,
+        current: Option<&Manifest>,
+        key: &str,
+    ) -> Result<std::result::Result<Part, RoundStatus>> {
+        let one = |count: u32, i: u32| Part {
+            count,
+            indices: BTreeSet::from([i]),
+        };
+        let Some(r) = current.and_then(|m| m.round.as_ref()) else {
+            return Ok(Ok(match self.shard {
+                Some(s) => one(s.count, s.index),
+                None => one(1, 0),
+            }));
+        };
+        let missing = r.missing();
+        let state = format!(
+            "an append round of {n} shards is open in the warehouse ({k} of {n} shards landed; \
+             missing {m})",
+            n = r.count,
+            k = r.landed.len(),
+            m = list(&missing)
+        );
+        let refuse = |why: String| {
+            Err(self.root.error(format!(
+                "{state}; {why}. Run the missing shards with the inputs of the round (\
+                 `runlog ingest --append PATHS --shard I/{n}`, or once without --shard to \
+                 do them all here), then this append; nothing was written",
+                n = r.count
+            )))
+        };
+        if r.inputs != key {
+            return refuse(format!(
+                "this run's inputs are not the round's ({key}, the round's: {})",
+                r.inputs
+            ));
+        }
+        match self.shard {
+            None => Ok(Ok(Part {
+                count: r.count,
+                indices: missing.into_iter().collect(),
+            })),
+            Some(s) if s.count != r.count => refuse(format!("shard {s} is of another round")),
+            Some(s) if r.landed.contains(&s.index) => Ok(Err(RoundStatus {
+                count: r.count,
+                ran: vec![s.index],
+                landed: r.landed.iter().copied().collect(),
+                already: true,
+            })),
+            Some(s) => Ok(Ok(one(s.count, s.index))),
         }
     }
 
@@ -327,6 +550,7 @@ impl Run<'_> {
         old: Option<&Manifest>,
         inputs: &[Input],
         mut a: Appended,
+        t: &Target,
     ) -> Result<Option<Appended>> {
         // Every file the warehouse holds, with this run's, by name: its relative name.
         let mut all: BTreeMap<String, String> = BTreeMap::new();
@@ -384,14 +608,18 @@ impl Run<'_> {
         let mut bucket_counts = BTreeMap::new();
         let mut file_buckets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); ing.files.len()];
         for (b, agents) in by_bucket {
+            for ev in agents.iter().flat_map(|a| &a.events) {
+                file_buckets[ev.file as usize].insert(b);
+            }
+            // Another shard's bucket: its agents are that shard's to reduce and write.
+            if !t.part.owns(b) {
+                continue;
+            }
             let sub = Ingested {
                 files: ing.files.clone(),
                 agents,
                 ..Default::default()
             };
-            for ev in sub.agents.iter().flat_map(|a| &a.events) {
-                file_buckets[ev.file as usize].insert(b);
-            }
             let derived = reduce_all(&sub);
             let written = write_bucket(&dir, &id, b, &sub, &derived)?;
             for (t, names) in written {
@@ -400,6 +628,17 @@ impl Run<'_> {
             bucket_counts.insert(b, [sub.agents.len() as u64, derived.intervals.len() as u64]);
         }
         a.buckets_written = bucket_counts.len();
+        let work = |shared, index| Work {
+            shared,
+            index,
+            scope: (0..BUCKETS).filter(|&b| t.part.owns(b)).collect(),
+            bucket_files,
+            bucket_counts,
+            buckets: BUCKETS,
+        };
+        if !t.part.shared() {
+            return self.finish(staged, old, work(None, None), a, t);
+        }
         let mut index = BTreeMap::new();
         for (k, f) in ing.files.iter().enumerate() {
             let (p, rel) = &local[&f.file];
@@ -419,16 +658,7 @@ impl Run<'_> {
             rejects: std::mem::take(&mut ing.rejects),
             ..Default::default()
         };
-        self.finish(
-            staged,
-            old,
-            shared,
-            index,
-            bucket_files,
-            bucket_counts,
-            BUCKETS,
-            a,
-        )
+        self.finish(staged, old, work(Some(shared), Some(index)), a, t)
     }
 
     /// Local copies of the inputs `wanted` (name, relative name), in their order: this
@@ -484,7 +714,13 @@ impl Run<'_> {
     }
 
     /// The incremental plan on a bucketed warehouse `m` (see the module documentation).
-    fn incremental(&self, m: &Manifest, inputs: &[Input], a: &mut Appended) -> Result<Plan> {
+    fn incremental(
+        &self,
+        m: &Manifest,
+        inputs: &[Input],
+        a: &mut Appended,
+        t: &Target,
+    ) -> Result<Plan> {
         let b_count = m.buckets;
         let old_rows = read_files_table(self.root, m)?;
         let old_rejects = read_table(self.root, m, "rejects", store::rejects_from_batch)?;
@@ -603,8 +839,8 @@ impl Run<'_> {
         let dir = staged.dir().to_path_buf();
         let id = staged.id().to_string();
         let retracted_idx: HashSet<u32> = retracted.iter().map(|n| idx[*n]).collect();
-        let mut bucket_files = m.bucket_files.clone();
-        let mut bucket_counts = m.bucket_counts.clone();
+        let mut bucket_files: BTreeMap<String, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
+        let mut bucket_counts = BTreeMap::new();
         let mut acc = vec![FileSummary::default(); n];
         let mut old_kept = vec![0u64; n];
         let mut conflicts: Vec<Reject> = Vec::new();
@@ -622,16 +858,27 @@ impl Run<'_> {
             dir: &dir,
             id: &id,
         };
-        // Buckets in parallel: each holds its touched agents only.
+        // A shard does its own buckets; shard 0 assembles every touched bucket too (the
+        // shared tables count every agent), without reducing or writing the others'. The
+        // other shards look into them only when a bucket could ask for the full re-read
+        // (so that every shard of a round decides alike).
+        let may_refuse = losers > 0 || format_of.iter().any(|f| f != Format::Runlog.name());
         let work: Vec<(u32, Vec<Event>)> = touched
             .iter()
             .map(|&b| (b, new_by_bucket.remove(&b).unwrap_or_default()))
+            .filter(|(b, _)| t.part.owns(*b) || t.part.shared() || may_refuse)
             .collect();
+        // Buckets in parallel: each holds its touched agents only.
         let outs: Vec<std::result::Result<BucketOut, String>> = work
             .into_par_iter()
             .with_max_len(1)
-            .map(|(b, new)| ctx.bucket(b, new))
+            .map(|(b, new)| ctx.bucket(b, new, t.part.owns(b)))
             .collect::<Result<_>>()?;
+        let scope: BTreeSet<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&b| t.part.owns(b))
+            .collect();
         for out in outs {
             let out = match out {
                 Ok(o) => o,
@@ -649,24 +896,34 @@ impl Run<'_> {
             for f in out.files_here {
                 file_buckets[f as usize].insert(b);
             }
-            let mut written = out.written;
-            for t in per_agent_tables() {
-                let e = bucket_files.entry(t.to_string()).or_default();
-                match written.remove(t) {
-                    Some(fs) if !fs.is_empty() => {
-                        e.insert(b, fs);
-                    }
-                    _ => {
-                        e.remove(&b);
-                    }
+            if !scope.contains(&b) {
+                continue;
+            }
+            for (table, fs) in out.written {
+                if !fs.is_empty() {
+                    bucket_files.entry(table).or_default().insert(b, fs);
                 }
             }
-            if out.counts[0] == 0 {
-                bucket_counts.remove(&b);
-            } else {
+            if out.counts[0] > 0 {
                 bucket_counts.insert(b, out.counts);
             }
             a.buckets_written += 1;
+        }
+        let work = |shared, index| Work {
+            shared,
+            index,
+            scope,
+            bucket_files,
+            bucket_counts,
+            buckets: b_count,
+        };
+        if !t.part.shared() {
+            return Ok(
+                match self.finish(staged, Some(m), work(None, None), std::mem::take(a), t)? {
+                    Some(d) => Plan::Done(Box::new(d)),
+                    None => Plan::Stale,
+                },
+            );
         }
         // Conflicting lines' excerpts are the lines themselves (as a full ingest's are).
         let mut with_conflicts = Ingested {
@@ -743,12 +1000,9 @@ impl Run<'_> {
         let done = self.finish(
             staged,
             Some(m),
-            shared,
-            index,
-            bucket_files,
-            bucket_counts,
-            b_count,
+            work(Some(shared), Some(index)),
             std::mem::take(a),
+            t,
         )?;
         Ok(match done {
             Some(d) => Plan::Done(Box::new(d)),
@@ -756,54 +1010,88 @@ impl Run<'_> {
         })
     }
 
-    /// Writes the shared tables and commits the version `old` plus this append, or `None`
-    /// when another writer committed first.
-    #[allow(clippy::too_many_arguments)]
+    /// Writes the shared tables (shard 0) and commits this append's `work` onto the latest
+    /// version, or `None` when that is not the version `old` it planned on (nor a version
+    /// of the same round, whose other shards touched other buckets).
     fn finish(
         &self,
         staged: Staged,
         old: Option<&Manifest>,
-        shared: Ingested,
-        index: BTreeMap<String, Fingerprint>,
-        bucket_files: BTreeMap<String, BTreeMap<u32, Vec<String>>>,
-        bucket_counts: BTreeMap<u32, [u64; 2]>,
-        buckets: u32,
+        work: Work,
         mut a: Appended,
+        t: &Target,
     ) -> Result<Option<Appended>> {
         let dir = staged.dir().to_path_buf();
-        let batches = store::some_batches(&shared, &Derived::default(), SHARED_TABLES)?;
-        let shared_files = store::write_parts(&dir, &format!("{}-shared", staged.id()), &batches)?;
-        let mut tables: BTreeMap<String, Vec<String>> =
-            TABLES.iter().map(|t| (t.to_string(), Vec::new())).collect();
-        for (t, by_b) in &bucket_files {
-            tables
-                .entry(t.clone())
-                .or_default()
-                .extend(by_b.values().flatten().cloned());
-        }
-        for (t, fs) in &shared_files {
-            tables.insert(t.clone(), fs.clone());
-        }
-        // A table with no rows in any bucket is one empty file (readers need a file).
-        for &t in TABLES {
-            let fs = tables.entry(t.to_string()).or_default();
-            if fs.is_empty() {
-                let rel = format!("{t}/part-{}-empty.parquet", staged.id());
-                store::write_parquet(&dir.join(&rel), t, &[])?;
-                fs.push(rel);
+        let Work {
+            shared,
+            index,
+            scope,
+            bucket_files: mine,
+            bucket_counts: mine_counts,
+            buckets,
+        } = work;
+        let shared_files = match &shared {
+            Some(sh) => {
+                let batches = store::some_batches(sh, &Derived::default(), SHARED_TABLES)?;
+                Some(store::write_parts(
+                    &dir,
+                    &format!("{}-shared", staged.id()),
+                    &batches,
+                )?)
+            }
+            None => None,
+        };
+        // A table with no rows in any bucket is one empty file (readers need a file):
+        // written for each table that may be empty after this append. A shard of a round
+        // cannot tell (the other shards may empty their buckets): it writes one for every
+        // per-agent table it has no rows of, and names it only if the table is empty.
+        let mut empties: BTreeMap<&str, String> = BTreeMap::new();
+        for &table in TABLES {
+            let empty = if SHARED_TABLES.contains(&table) {
+                match &shared_files {
+                    Some(sf) => sf.get(table).is_none_or(Vec::is_empty),
+                    None => old.is_none_or(|m| m.tables.get(table).is_none_or(Vec::is_empty)),
+                }
+            } else {
+                let others = t.part.count > 1
+                    || old
+                        .and_then(|m| m.bucket_files.get(table))
+                        .is_none_or(|by_b| {
+                            by_b.iter()
+                                .all(|(b, fs)| scope.contains(b) || fs.is_empty())
+                        });
+                others && mine.get(table).is_none_or(BTreeMap::is_empty)
+            };
+            if empty {
+                let rel = format!("{table}/part-{}-empty.parquet", staged.id());
+                store::write_parquet(&dir.join(&rel), table, &[])?;
+                empties.insert(table, rel);
             }
         }
-        let mut summary = runlog_core::summarize(&shared, 0, 0.0);
-        summary.skipped_files = self.skipped;
-        summary.agents = bucket_counts.values().map(|c| c[0]).sum();
-        summary.intervals = bucket_counts.values().map(|c| c[1]).sum();
-        summary.seconds = self.start.elapsed().as_secs_f64();
+        let mut value = match &shared {
+            Some(sh) => {
+                let mut summary = runlog_core::summarize(sh, 0, 0.0);
+                summary.skipped_files = self.skipped;
+                summary.seconds = self.start.elapsed().as_secs_f64();
+                summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
+                Some(serde_json::to_value(&summary)?)
+            }
+            None => None,
+        };
+        if let Some(o) = value.as_mut().and_then(|v| v.as_object_mut()) {
+            o.insert(
+                "appended".into(),
+                serde_json::json!({"new_files": a.new_files, "new_lines": a.new_lines}),
+            );
+        }
         let prior: HashSet<&String> = old
             .map(|m| m.tables.values().flatten().collect())
             .unwrap_or_default();
-        let own: Vec<String> = tables
+        let own: Vec<String> = mine
             .values()
-            .flatten()
+            .flat_map(|by_b| by_b.values().flatten())
+            .chain(shared_files.iter().flat_map(|sf| sf.values().flatten()))
+            .chain(empties.values())
             .filter(|f| !prior.contains(f))
             .cloned()
             .collect();
@@ -811,43 +1099,131 @@ impl Run<'_> {
             .iter()
             .map(|f| std::fs::metadata(dir.join(f)).map(|m| m.len()).unwrap_or(0))
             .sum();
-        summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
-        let mut value = serde_json::to_value(&summary)?;
-        if let Some(o) = value.as_object_mut() {
-            o.insert(
-                "appended".into(),
-                serde_json::json!({"new_files": a.new_files, "new_lines": a.new_lines}),
-            );
-        }
-        let manifest = Manifest {
-            format: MANIFEST_FORMAT.into(),
-            ingest_id: staged.id().to_string(),
-            created_at: chrono::Utc::now().to_rfc3339(),
-            tables,
-            summary: value,
-            shards: None,
-            inputs: index,
-            buckets,
-            bucket_files,
-            bucket_counts,
-        };
+        let (id, part) = (staged.id().to_string(), &t.part);
         let mut stale = false;
+        let mut landed: Vec<u32> = Vec::new();
         let committed = commit::commit_with(
             staged,
             &own,
             |current| {
-                if current == old {
-                    Ok(manifest.clone())
-                } else {
+                let mut refuse = || {
                     stale = true;
                     Err(Error::Invalid("another writer committed first".into()))
+                };
+                // The version planned on, or one of the same round with none of this
+                // run's shards landed: the buckets merge (the round's shards' are disjoint).
+                let round = current.and_then(|m| m.round.as_ref());
+                let fits = match round {
+                    None => current == old,
+                    Some(r) => {
+                        r.count == part.count
+                            && r.inputs == t.key
+                            && r.base == t.base
+                            && r.landed.is_disjoint(&part.indices)
+                    }
+                };
+                if !fits {
+                    return refuse();
                 }
+                let mut bucket_files = current.map(|m| m.bucket_files.clone()).unwrap_or_default();
+                let mut bucket_counts =
+                    current.map(|m| m.bucket_counts.clone()).unwrap_or_default();
+                for table in per_agent_tables() {
+                    let e = bucket_files.entry(table.to_string()).or_default();
+                    e.retain(|b, _| !scope.contains(b));
+                    if let Some(by_b) = mine.get(table) {
+                        e.extend(by_b.iter().map(|(b, fs)| (*b, fs.clone())));
+                    }
+                }
+                bucket_counts.retain(|b, _| !scope.contains(b));
+                bucket_counts.extend(mine_counts.iter().map(|(b, c)| (*b, *c)));
+                let mut tables: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for &table in TABLES {
+                    let mut fs: Vec<String> = if SHARED_TABLES.contains(&table) {
+                        match &shared_files {
+                            Some(sf) => sf.get(table).cloned().unwrap_or_default(),
+                            None => current
+                                .and_then(|m| m.tables.get(table))
+                                .cloned()
+                                .unwrap_or_default(),
+                        }
+                    } else {
+                        bucket_files
+                            .get(table)
+                            .into_iter()
+                            .flat_map(|by_b| by_b.values().flatten().cloned())
+                            .collect()
+                    };
+                    if fs.is_empty() {
+                        // Not foreseen (a shared table's files never go: shard 0 names
+                        // one at least): plan again.
+                        match empties.get(table) {
+                            Some(e) => fs.push(e.clone()),
+                            None => return refuse(),
+                        }
+                    }
+                    tables.insert(table.to_string(), fs);
+                }
+                // The round: the index moves on when its last shard lands.
+                let mut r = round.cloned().unwrap_or_else(|| AppendRound {
+                    count: part.count,
+                    inputs: t.key.clone(),
+                    base: t.base,
+                    landed: BTreeSet::new(),
+                    next: None,
+                });
+                r.landed.extend(part.indices.iter().copied());
+                if index.is_some() {
+                    r.next = index.clone();
+                }
+                landed = r.landed.iter().copied().collect();
+                let (round, inputs) = if r.landed.len() as u32 == r.count {
+                    let next = r.next.take().ok_or_else(|| {
+                        Error::Invalid("an append round closing without shard 0's index".into())
+                    })?;
+                    (None, next)
+                } else {
+                    let base = old.map(|m| m.inputs.clone()).unwrap_or_default();
+                    (Some(r), base)
+                };
+                // The accounting: shard 0's (the shared tables'), agents and intervals of
+                // every bucket.
+                let mut summary = value
+                    .clone()
+                    .or_else(|| current.map(|m| m.summary.clone()))
+                    .unwrap_or_else(|| serde_json::json!({}));
+                if let Some(o) = summary.as_object_mut() {
+                    let sum = |k: usize| bucket_counts.values().map(|c| c[k]).sum::<u64>();
+                    o.insert("agents".into(), sum(0).into());
+                    o.insert("intervals".into(), sum(1).into());
+                }
+                Ok(Manifest {
+                    format: MANIFEST_FORMAT.into(),
+                    ingest_id: id.clone(),
+                    created_at: chrono::Utc::now().to_rfc3339(),
+                    tables,
+                    summary,
+                    shards: None,
+                    inputs,
+                    buckets,
+                    bucket_files,
+                    bucket_counts,
+                    round,
+                })
             },
             self.gc,
         );
         match committed {
             Ok(m) => {
-                a.summary = Some(summary);
+                a.summary = serde_json::from_value(m.summary.clone()).ok();
+                if part.count > 1 {
+                    a.round = Some(RoundStatus {
+                        count: part.count,
+                        ran: part.indices.iter().copied().collect(),
+                        landed,
+                        already: false,
+                    });
+                }
                 a.manifest = Some(m);
                 Ok(Some(a))
             }
@@ -891,8 +1267,14 @@ struct Buckets<'a> {
 
 impl Buckets<'_> {
     /// Appends the new events `new` of bucket `b` (see the module documentation), or says
-    /// why the warehouse cannot tell exactly.
-    fn bucket(&self, b: u32, new: Vec<Event>) -> Result<std::result::Result<BucketOut, String>> {
+    /// why the warehouse cannot tell exactly. Without `write` (another shard's bucket) the
+    /// touched agents are assembled for the accounting only: not reduced, nothing written.
+    fn bucket(
+        &self,
+        b: u32,
+        new: Vec<Event>,
+        write: bool,
+    ) -> Result<std::result::Result<BucketOut, String>> {
         let Buckets {
             root,
             m,
@@ -1010,6 +1392,17 @@ impl Buckets<'_> {
             .flat_map(|a| &a.events)
             .map(|e| e.file)
             .collect();
+        if !write {
+            return Ok(Ok(BucketOut {
+                b,
+                acc,
+                old_kept,
+                conflicts,
+                files_here,
+                written: BTreeMap::new(),
+                counts: [0, 0],
+            }));
+        }
         let derived = reduce_all(&ing_b);
         // The derived tables: the untouched agents' rows as they were, the touched
         // agents' rows new.

@@ -37,7 +37,10 @@ pub struct IngestArgs {
     /// Keep only the agents of shard I of N (stable hash of the root) and commit them
     /// beside the other shards of N in the warehouse: the N shards together equal one
     /// full ingest. Every shard reads the same inputs; shard 0 also writes the rejects
-    /// and files tables.
+    /// and files tables. With --append: N machines share one append (N divides 64: 1, 2,
+    /// 4, ..., 64); shard I writes the buckets b with b % N == I, and the warehouse equals
+    /// one --append of the inputs once all N have landed (in any order, or at once); until
+    /// then the fingerprint index stays as it was and another append is refused.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<runlog::shard::Shard>,
     /// With --shard: when the warehouse holds a full ingest or shards of another N, drop
@@ -74,8 +77,10 @@ pub struct IngestArgs {
     /// given (objects by their URLs). Objects in stores (s3://BUCKET/PREFIX/, ...) are
     /// listed first: one listed with the size and e_tag recorded when it was read is
     /// skipped without being downloaded; the others are downloaded once and compared as
-    /// files are. In memory; not with --shard.
-    #[arg(long, conflicts_with_all = ["shard", "reshard", "spill_partitions", "max_rejects"])]
+    /// files are. In memory. With --shard I/N, one of N machines sharing the append (see
+    /// --shard); without it while a round of shards is open for the same inputs, it does
+    /// the missing shards.
+    #[arg(long, conflicts_with_all = ["reshard", "spill_partitions", "max_rejects"])]
     pub append: bool,
 }
 
@@ -108,7 +113,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
         let sources = runlog::inputs::list(&paths)?;
         let (opts, bar) = progress_options(&read, || sources.bytes());
         let appended = runlog::objstore::Root::open(&warehouse)
-            .and_then(|root| runlog::append::append_sources(&root, &sources, &opts, gc));
+            .and_then(|root| runlog::append::append_sources(&root, &sources, &opts, gc, shard));
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -181,8 +186,8 @@ fn report_append(
                 a.downloaded_files, a.downloaded_bytes, a.listed_unchanged
             );
         }
-        match (&a.summary, &a.manifest) {
-            (Some(s), Some(_)) => {
+        match &a.manifest {
+            Some(_) => {
                 if let Some(why) = &a.full_rewrite {
                     eprintln!("  read every input again and rewrote every bucket: {why}");
                 }
@@ -199,10 +204,16 @@ fn report_append(
                         String::new()
                     }
                 );
-                eprint!("the warehouse now: ");
-                print_summary(s, warehouse);
+                if let Some(s) = &a.summary {
+                    eprint!("the warehouse now: ");
+                    print_summary(s, warehouse);
+                }
             }
-            _ => eprintln!("  nothing new: nothing written, nothing committed"),
+            None if a.round.is_some() => {}
+            None => eprintln!("  nothing new: nothing written, nothing committed"),
+        }
+        if let Some(r) = &a.round {
+            eprint!("{}", r.render());
         }
     }
     if let Some(p) = summary_json {
@@ -216,6 +227,15 @@ fn report_append(
             o.insert("committed".into(), a.manifest.is_some().into());
             o.insert("downloaded_files".into(), a.downloaded_files.into());
             o.insert("downloaded_bytes".into(), a.downloaded_bytes.into());
+            if let Some(r) = &a.round {
+                o.insert(
+                    "shard_status".into(),
+                    serde_json::json!({
+                        "count": r.count, "ran": r.ran, "landed": r.landed,
+                        "missing": r.missing(),
+                    }),
+                );
+            }
         }
         let text = serde_json::to_string_pretty(&v)?;
         if p.as_os_str() == "-" {

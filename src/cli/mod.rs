@@ -53,7 +53,9 @@ with --append it adds only what is new since the last ingests (runlog ingest --a
 logs/today/ -w wh: unchanged files skipped, grown files read from where they ended).\n\
 With --shard I/N it keeps the agents of shard I of N and replaces only that shard's rows: run\n\
 the N shards (in any order, or at once, on any machines that read the same inputs) into one\n\
-warehouse and their union is this ingest. Locations may be file:// URLs, or in object stores:\n\
+warehouse and their union is this ingest. Both: N machines share one append (runlog ingest\n\
+--append logs/today/ -w wh --shard 2/4 on the third of four; N divides 64), equal to one\n\
+--append once all N have landed. Locations may be file:// URLs, or in object stores:\n\
 s3://BUCKET/PREFIX (AWS_* environment), gs://BUCKET/PREFIX (GOOGLE_*), az://CONTAINER/PREFIX\n\
 (AZURE_*), for the warehouse and for inputs (query, report and replay read such inputs too).\n\
 An input URL naming an object reads it whatever its name; a prefix reads the objects under it\n\

@@ -20,8 +20,10 @@
 //!   `--keep-versions`, `--retention`). A query that registered an older version's files
 //!   keeps reading them while they are kept (DataFusion lists a missing file as a prefix,
 //!   silently reading fewer rows), and a writer's files, not yet named by any version, are
-//!   not taken from under it. The `_log/` entries themselves are never deleted: they are
-//!   small, and deleting one would let a writer holding a stale view re-create it.
+//!   not taken from under it. The files of the version an open append round plans on
+//!   ([`super::AppendRound`]) are kept too, whatever the window. The `_log/` entries
+//!   themselves are never deleted: they are small, and deleting one would let a writer
+//!   holding a stale view re-create it.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -266,9 +268,17 @@ pub async fn collect(
     let all = versions(root).await?;
     let window = &all[all.len().saturating_sub(policy.keep_versions.max(1))..];
     let mut keep: HashSet<String> = HashSet::new();
+    // The versions an open append round plans on: its shards still read them.
+    let mut pinned: Vec<u64> = Vec::new();
     for &n in window {
         let m = read_version(root, n).await?;
+        pinned.extend(m.round.as_ref().and_then(|r| r.base));
         keep.extend(m.tables.into_values().flatten());
+    }
+    pinned.retain(|n| !window.contains(n));
+    pinned.dedup();
+    for &n in &pinned {
+        keep.extend(read_version(root, n).await?.tables.into_values().flatten());
     }
     let now = chrono::Utc::now();
     let old_enough = |t: chrono::DateTime<chrono::Utc>| {
@@ -315,7 +325,7 @@ pub async fn collect(
             }
         }
     }
-    if all.first() == Some(&0) && !window.contains(&0) {
+    if all.first() == Some(&0) && !window.contains(&0) && !pinned.contains(&0) {
         if let Ok(meta) = root.store.head(&root.path(MANIFEST)).await {
             if old_enough(meta.last_modified) {
                 let _ = root.store.delete(&meta.location).await;

@@ -74,6 +74,39 @@ pub struct Manifest {
     /// Bucket -> [agents, intervals] in it (for the summary of an append).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bucket_counts: BTreeMap<u32, [u64; 2]>,
+    /// An open round of `ingest --append --shard I/N` (`None`: no round is open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<AppendRound>,
+}
+
+/// An append shared by N shards (`ingest --append PATHS --shard I/N`), open until all N
+/// have landed. Every shard plans on the version `base` (so that one landing first does
+/// not make the inputs look old to the others), does the buckets `b % N == I`, and shard 0
+/// also the shared tables and the new fingerprint index; `inputs` stays the base's index
+/// until the last shard lands, and then becomes `next`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AppendRound {
+    /// N.
+    pub count: u32,
+    /// A fingerprint of the round's inputs (names and content hashes): its shards read the
+    /// same files.
+    pub inputs: String,
+    /// The version the round's shards plan on (`None`: the warehouse was missing).
+    pub base: Option<u64>,
+    /// The shards that have landed.
+    pub landed: std::collections::BTreeSet<u32>,
+    /// The fingerprint index after the round (written by shard 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<BTreeMap<String, Fingerprint>>,
+}
+
+impl AppendRound {
+    /// The shards that have not landed yet.
+    pub fn missing(&self) -> Vec<u32> {
+        (0..self.count)
+            .filter(|i| !self.landed.contains(i))
+            .collect()
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -464,6 +497,7 @@ pub fn commit_full(
         buckets: 0,
         bucket_files: BTreeMap::new(),
         bucket_counts: BTreeMap::new(),
+        round: None,
     };
     staged.verify_lock()?;
     let own: Vec<String> = manifest.tables.values().flatten().cloned().collect();

@@ -271,6 +271,7 @@ fn next_manifest(
         buckets: 0,
         bucket_files: BTreeMap::new(),
         bucket_counts: BTreeMap::new(),
+        round: None,
     };
     Ok((manifest, status))
 }

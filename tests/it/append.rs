@@ -3,6 +3,9 @@
 //! `ingest --append B` gives the tables of `ingest A∪B`, row for row; a second append of
 //! the same files writes and commits nothing; `kill -9` during an append leaves the
 //! previous version readable and a re-run converges; concurrent appenders all land.
+//! The same with `--append B --shard I/N`: N shards of B, one after another in a random
+//! order or all at once, equal `ingest A∪B` once all have landed; an open round refuses
+//! other appends; N must divide the 64 buckets.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,12 +75,103 @@ fn lines_of(p: &Path) -> Vec<String> {
         .collect()
 }
 
+/// How B is appended: one `--append`, N shards of it (`--shard I/N`) one after another in
+/// a random order, or N shards at once (processes).
+#[derive(Debug, Clone, Copy)]
+enum How {
+    Single,
+    Shards(u32),
+    Concurrent(u32),
+}
+
+/// `runlog ingest --append FILES -w WH --shard I/N EXTRA...` (not checked).
+fn shard_append(files: &[PathBuf], wh: &Path, i: u32, n: u32, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_runlog"));
+    c.arg("ingest")
+        .arg("--append")
+        .args(files)
+        .arg("-w")
+        .arg(wh);
+    c.arg("--shard").arg(format!("{i}/{n}")).args(extra);
+    c
+}
+
+/// Appends B as `how` says, checking the round as it goes; the outputs, concatenated.
+fn append_b(b: &[PathBuf], wh: &Path, how: How, rng: &mut Lcg) -> String {
+    let n = match how {
+        How::Single => return stderr(&ingest(b, wh, true)),
+        How::Shards(n) | How::Concurrent(n) => n,
+    };
+    let before = runlog::commit::read_manifest(wh).unwrap().inputs;
+    let mut out = String::new();
+    if let How::Concurrent(n) = how {
+        let children: Vec<_> = (0..n)
+            .map(|i| {
+                shard_append(b, wh, i, n, &[])
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            out.push_str(&stderr(&ok(c.wait_with_output().unwrap())));
+        }
+        assert!(
+            out.contains(&format!("{n} of {n} shards landed (complete")),
+            "{out}"
+        );
+    } else {
+        let mut order: Vec<u32> = (0..n).collect();
+        for k in (1..order.len()).rev() {
+            order.swap(k, rng.next() as usize % (k + 1));
+        }
+        for (k, &i) in order.iter().enumerate() {
+            // GC keeps only the latest version's files at once: not those of the round's
+            // base, which the shards after this one plan on.
+            let tight = ["--keep-versions", "1", "--retention", "0s"];
+            let o = stderr(&ok(shard_append(b, wh, i, n, &tight).output().unwrap()));
+            out.push_str(&o);
+            let m = runlog::commit::read_manifest(wh).unwrap();
+            let landed = format!("{} of {n} shards landed", k + 1);
+            assert!(o.contains(&landed), "{order:?}: {o}");
+            if k + 1 < order.len() {
+                assert_eq!(
+                    m.inputs, before,
+                    "the index waits for the round's last shard"
+                );
+                assert!(m.round.is_some());
+                // A landed shard run again: nothing done, nothing committed.
+                let vs = versions(wh);
+                let again = stderr(&ok(shard_append(b, wh, i, n, &[]).output().unwrap()));
+                assert!(
+                    again.contains("had landed in this round already"),
+                    "{again}"
+                );
+                assert_eq!(
+                    versions(wh),
+                    vs,
+                    "a re-run of a landed shard commits nothing"
+                );
+            } else {
+                assert!(o.contains("(complete"), "{o}");
+            }
+        }
+    }
+    let m = runlog::commit::read_manifest(wh).unwrap();
+    assert!(m.round.is_none(), "the round closed");
+    // A shard of the closed round run again: nothing new.
+    let again = stderr(&ok(shard_append(b, wh, n - 1, n, &[]).output().unwrap()));
+    assert!(again.contains("0 new files, 0 new lines"), "{again}");
+    out
+}
+
 /// One split: the files of `logs` (all of them, final contents) into A and B at random;
 /// one file of A is ingested with only its first lines (it grows after), one with a line
 /// changed (it changes after). Checks `A` then `--append B` (and the grown and changed
 /// files) against a full ingest of everything, starting from a full ingest of A (`full_a`)
-/// or from an append into a missing warehouse; returns the append's output.
-fn check_split(logs: &[PathBuf], seed: u64, full_a: bool, mutate: bool) -> String {
+/// or from an append into a missing warehouse, B appended as `how` says; returns the
+/// append's output.
+fn check_split(logs: &[PathBuf], seed: u64, full_a: bool, mutate: bool, how: How) -> String {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Lcg(seed);
     // Copies of the logs, so that files can be cut and changed.
@@ -130,13 +224,13 @@ fn check_split(logs: &[PathBuf], seed: u64, full_a: bool, mutate: bool) -> Strin
         std::fs::write(f, text).unwrap();
         b.push(f.clone());
     }
-    let out = stderr(&ingest(&b, &wh, true));
+    let out = append_b(&b, &wh, how, &mut rng);
     if later.len() == 2 {
         assert!(out.contains("1 grown, 1 changed"), "{out}");
     }
     let full = dir.path().join("full");
     ingest(&files, &full, false);
-    let what = format!("seed {seed}, full A {full_a}, A {a:?}, B {b:?}");
+    let what = format!("seed {seed}, full A {full_a}, {how:?}, A {a:?}, B {b:?}");
     assert_same(&wh, &full, &what);
     // Again: nothing new, nothing committed.
     let before = versions(&wh);
@@ -168,7 +262,7 @@ fn appends_of_generated_logs_equal_a_full_ingest() {
         for (anomalies, seed) in [(0.0, 11 + k as u64), (0.05, 21 + k as u64)] {
             let logs = generated(dir.path(), layout, anomalies, seed);
             for full_a in [false, true] {
-                let out = check_split(&logs, seed * 7 + full_a as u64, full_a, true);
+                let out = check_split(&logs, seed * 7 + full_a as u64, full_a, true, How::Single);
                 if full_a {
                     assert!(out.contains("read every input again"), "{out}");
                 } else if !out.contains("read every input again") {
@@ -205,7 +299,7 @@ fn appends_of_the_sample_logs_equal_a_full_ingest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
     let logs = runlog::ingest::discover(&[root]).unwrap().0;
     for seed in [1, 2, 3] {
-        check_split(&logs, seed, seed == 3, seed == 2);
+        check_split(&logs, seed, seed == 3, seed == 2, How::Single);
     }
 }
 
@@ -468,4 +562,247 @@ fn an_append_onto_a_warehouse_of_an_older_release_reads_everything_once() {
     // Bucketed now: the next append is incremental, and an unchanged one a no-op.
     let again = stderr(&ingest(&logs[..4], &wh, true));
     assert!(again.contains("0 new files, 0 new lines"), "{again}");
+}
+
+#[test]
+fn sharded_appends_of_generated_logs_equal_a_full_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let hows = [
+        How::Shards(2),
+        How::Concurrent(4),
+        How::Shards(4),
+        How::Concurrent(2),
+    ];
+    let (mut k, mut incremental) = (0, 0);
+    for (l, layout) in Layout::ALL.into_iter().enumerate() {
+        for (anomalies, seed) in [(0.0, 41 + l as u64), (0.05, 51 + l as u64)] {
+            let logs = generated(dir.path(), layout, anomalies, seed);
+            for _ in 0..2 {
+                let (how, full_a) = (hows[k % hows.len()], k % 3 == 2);
+                k += 1;
+                let out = check_split(&logs, seed * 5 + k as u64, full_a, true, how);
+                if full_a {
+                    assert!(out.contains("read every input again"), "{out}");
+                } else if !out.contains("read every input again") {
+                    incremental += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        incremental >= 2,
+        "{incremental} sharded appends were incremental"
+    );
+}
+
+#[test]
+fn sharded_appends_of_the_sample_logs_equal_a_full_ingest() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
+    let logs = runlog::ingest::discover(&[root]).unwrap().0;
+    check_split(&logs, 4, false, true, How::Shards(2));
+    check_split(&logs, 5, true, false, How::Concurrent(4));
+}
+
+#[test]
+fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 80,
+        seed: 19,
+        files: 6,
+        anomalies: 0.02,
+        layout: Layout::Scattered,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    let full_m = runlog::commit::read_manifest(&full).unwrap();
+    let memory = runlog::objstore::Root::in_memory("shard-append-race");
+    let local = dir.path().join("wh");
+    let local_root = runlog::objstore::Root::open(&local).unwrap();
+    for root in [&memory, &local_root] {
+        let io = runlog::IngestOptions::default();
+        let gc = runlog::commit::GcPolicy::default();
+        runlog::append::append_at(root, &logs[..2], &io, gc).unwrap();
+        std::thread::scope(|sc| {
+            for index in 0..8 {
+                let io = io.clone();
+                let b = &logs[2..];
+                sc.spawn(move || {
+                    let shard = runlog::shard::Shard { index, count: 8 };
+                    let a = runlog::append::append_shard_at(root, b, &io, gc, Some(shard)).unwrap();
+                    assert!(a.manifest.is_some(), "shard {index} landed");
+                    assert_eq!(a.round.unwrap().ran, vec![index]);
+                });
+            }
+        });
+        let vs = runlog::objstore::block_on(runlog::commit::log::versions(root)).unwrap();
+        assert_eq!(vs, (1..=9).collect::<Vec<u64>>(), "one version each");
+        let m = runlog::commit::read_latest(root).unwrap();
+        assert!(m.round.is_none(), "the round closed");
+        assert_eq!(m.inputs.len(), logs.len(), "the index holds every input");
+        for k in [
+            "kept",
+            "duplicates",
+            "rejects",
+            "agents",
+            "intervals",
+            "lines_read",
+        ] {
+            assert_eq!(m.summary[k], full_m.summary[k], "{k}: nothing lost");
+        }
+    }
+    assert_same(&local, &full, "eight shards at once");
+}
+
+#[test]
+fn an_open_round_refuses_other_appends_and_a_plain_append_completes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = generated(dir.path(), Layout::Rotated, 0.05, 61);
+    let (a, rest) = logs.split_at(2);
+    let (b, c) = rest.split_at(2);
+    let wh = dir.path().join("wh");
+    ingest(a, &wh, true);
+    let o = stderr(&ok(shard_append(b, &wh, 0, 2, &[]).output().unwrap()));
+    assert!(o.contains("1 of 2 shards landed (missing 1"), "{o}");
+    let vs = versions(&wh);
+    let refused = |o: Output, what: &str| {
+        assert!(!o.status.success(), "{what} was not refused");
+        let e = stderr(&o);
+        assert!(
+            e.contains("missing 1") && e.contains("nothing was written"),
+            "{what}: {e}"
+        );
+        e
+    };
+    let e = refused(
+        shard_append(c, &wh, 0, 2, &[]).output().unwrap(),
+        "a second round",
+    );
+    assert!(e.contains("not the round's"), "{e}");
+    let mut plain = vec!["ingest", "--append", "-w", s(&wh)];
+    plain.extend(c.iter().map(|p| s(p)));
+    refused(runlog(&plain), "an append of other inputs");
+    let e = refused(
+        shard_append(b, &wh, 1, 4, &[]).output().unwrap(),
+        "shards of 4",
+    );
+    assert!(e.contains("another round"), "{e}");
+    assert_eq!(versions(&wh), vs, "refusals commit nothing");
+    // The same inputs without --shard: the missing shards, here.
+    let o = stderr(&ingest(b, &wh, true));
+    assert!(o.contains("2 of 2 shards landed (complete"), "{o}");
+    ok(runlog(&plain));
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(
+        &wh,
+        &full,
+        "a round completed without --shard, then an append",
+    );
+}
+
+#[test]
+fn shards_of_a_first_append_create_the_warehouse() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = generated(dir.path(), Layout::ByAgent, 0.05, 71);
+    let wh = dir.path().join("wh");
+    for i in [3, 1, 0, 2] {
+        ok(shard_append(&logs, &wh, i, 4, &[]).output().unwrap());
+    }
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(&wh, &full, "four shards of a first append");
+    let single = dir.path().join("single");
+    ingest(&logs, &single, true);
+    assert_eq!(
+        runlog::commit::read_manifest(&wh).unwrap().inputs,
+        runlog::commit::read_manifest(&single).unwrap().inputs,
+        "the index of one append"
+    );
+}
+
+#[test]
+fn shard_counts_that_do_not_divide_the_buckets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = generated(dir.path(), Layout::ByAgent, 0.0, 81);
+    let wh = dir.path().join("wh");
+    let o = shard_append(&logs, &wh, 0, 3, &[]).output().unwrap();
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("must divide") && e.contains("64"), "{e}");
+    assert!(!runlog::commit::is_warehouse(&wh), "nothing written");
+}
+
+#[test]
+fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
+    // One agent of log events only: most tables have no rows, and one shard no agent.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.jsonl");
+    let line = |seq: u64| {
+        format!(
+            "{{\"seq\":{seq},\"ts\":\"2026-11-03T10:00:0{seq}Z\",\"root\":\"r\",\"session\":\"r\",\"type\":\"log\",\"data\":{{\"msg\":\"m{seq}\"}}}}\n"
+        )
+    };
+    std::fs::write(&f, line(1)).unwrap();
+    let wh = dir.path().join("wh");
+    ingest(std::slice::from_ref(&f), &wh, true);
+    std::fs::write(&f, line(1) + &line(2) + &line(3)).unwrap();
+    let own = runlog::shard::Shard::of("r", 2);
+    for i in [1 - own, own] {
+        let o = stderr(&ok(shard_append(std::slice::from_ref(&f), &wh, i, 2, &[])
+            .output()
+            .unwrap()));
+        assert!(o.contains("1 grown"), "{o}");
+        // Partial, and readable: the agent's events are those of before until its shard lands.
+        let events = count_events(&wh).expect("readable while the round is open");
+        assert_eq!(events, if i == own { 3 } else { 1 }, "after shard {i}");
+    }
+    let full = dir.path().join("full");
+    ingest(std::slice::from_ref(&f), &full, false);
+    assert_same(&wh, &full, "log events only, two shards");
+}
+
+#[test]
+fn kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 400,
+        seed: 14,
+        files: 4,
+        layout: Layout::Rotated,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let wh = dir.path().join("wh");
+    ingest(&logs[..1], &wh, true);
+    let first = count_events(&wh).unwrap();
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    let total = count_events(&full).unwrap();
+    for (k, delay_ms) in [5u64, 40, 120, 300, 700].into_iter().enumerate() {
+        let i = k as u32 % 2;
+        let mut child = shard_append(&logs[1..], &wh, i, 2, &["-q"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let n = count_events(&wh).expect("the warehouse stays readable");
+        assert!(
+            first <= n && n <= total,
+            "killed after {delay_ms} ms: {n} events"
+        );
+    }
+    // Both shards run again (a landed one does nothing): the tables of a full ingest.
+    for i in [1, 0] {
+        ok(shard_append(&logs[1..], &wh, i, 2, &[]).output().unwrap());
+    }
+    assert!(runlog::commit::read_manifest(&wh).unwrap().round.is_none());
+    assert_same(&wh, &full, "after kills");
 }

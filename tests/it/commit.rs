@@ -316,6 +316,7 @@ fn plus_file(base: Option<&Manifest>, id: &str, file: &str) -> Manifest {
         buckets: 0,
         bucket_files: Default::default(),
         bucket_counts: Default::default(),
+        round: None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Warehouses on a real S3 server (moto's, started by `.ci/s3`): ingest, shards, query,
-//! report, replay and `ingest --append` on `s3://BUCKET/PREFIX` answer as on a local folder, and racing
-//! writers rebase there too. Without an endpoint in the environment (AWS_ENDPOINT_URL and
+//! report, replay and `ingest --append` (also `--shard I/N`) on `s3://BUCKET/PREFIX` answer
+//! as on a local folder, and racing writers rebase there too. Without an endpoint in the environment (AWS_ENDPOINT_URL and
 //! RUNLOG_S3_BUCKET, as `.ci/s3` exports) these tests are skipped with a notice, except in
 //! CI (CI=true), where a missing server fails them.
 
@@ -795,4 +795,55 @@ fn racing_appenders_of_objects_download_each_object_once() {
     let m = runlog::commit::read_latest(&root).unwrap();
     assert_eq!(m.inputs.len(), 8);
     assert!(m.inputs.values().all(|fp| fp.object.is_some()), "stamped");
+}
+
+#[test]
+fn sharded_appends_on_s3_equal_a_full_ingest() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("logs");
+    let opts = runlog::gen::GenOptions {
+        agents: 60,
+        seed: 16,
+        files: 4,
+        anomalies: 0.05,
+        layout: runlog::gen::Layout::Scattered,
+        ..Default::default()
+    };
+    runlog::gen::write(&opts, &out).unwrap();
+    let files: Vec<String> = runlog::ingest::discover(&[out])
+        .unwrap()
+        .0
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let local = dir.path().join("wh");
+    let local = local.to_str().unwrap();
+    let mut all = vec!["ingest"];
+    all.extend(files.iter().map(String::as_str));
+    all.extend(["-w", local, "-q"]);
+    ok(&all);
+    let s3 = fresh(&bucket, "shard-append");
+    ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
+    // Two shards of the rest at once.
+    let mut b = vec!["ingest", "--append", "-w", &s3, "-q"];
+    b.extend(files[1..].iter().map(String::as_str));
+    let children: Vec<_> = ["0/2", "1/2"]
+        .into_iter()
+        .map(|s| {
+            Command::new(env!("CARGO_BIN_EXE_runlog"))
+                .args(&b)
+                .args(["--shard", s])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert_eq!(dump(&s3), dump(local));
+    let wh = runlog::objstore::Root::open(Path::new(&s3)).unwrap();
+    let versions = runlog::objstore::block_on(runlog::commit::log::versions(&wh)).unwrap();
+    assert_eq!(versions, [1, 2, 3], "one version each");
+    assert!(runlog::commit::read_latest(&wh).unwrap().round.is_none());
 }

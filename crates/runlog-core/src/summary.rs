@@ -2,12 +2,12 @@
 //! total, with the agents and intervals it produced. Printed after an ingest, written by
 //! `--summary-json` and stored in the warehouse manifest.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ingest::{self, Ingested};
 
 /// The accounting of one ingest.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub files: u64,
     pub skipped_files: u64,

@@ -89,7 +89,7 @@ pub struct Reject {
 }
 
 /// The accounting of one input file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileSummary {
     pub file: String,
     /// The file's format (`runlog`, or the source an importer read).
