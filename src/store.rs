@@ -722,6 +722,19 @@ const DISTINCT_COLUMNS: &[&str] = &[
     "reason",
 ];
 
+/// The id columns of the derived tables: a root's rows sit together and every turn, call,
+/// callback, message or run has an id of its own (the categories beside them, statuses
+/// and reasons, keep their dictionaries).
+const DERIVED_ID_COLUMNS: &[&str] = &[
+    "root",
+    "session",
+    "turn",
+    "message_id",
+    "call_id",
+    "callback_id",
+    "run_id",
+];
+
 /// Columns of the `events` table (sorted by root, then seq) whose min/max in a row group of
 /// thousands of agents spans nearly every value, so that the statistics prune nothing;
 /// computing them compared every value (~1.5% of an ingest's CPU).
@@ -743,6 +756,16 @@ fn writer_props(table: &str) -> WriterProperties {
         // 211 MB log took 29 MB instead of 34 MB, at no measurable CPU cost.
         for name in ["seq", "ts", "line"] {
             b = b.set_column_encoding(ColumnPath::from(name), Encoding::DELTA_BINARY_PACKED);
+        }
+    }
+    if !matches!(table, "events" | "files" | "rejects") {
+        // The derived tables' rows are few per agent: their ids and numbers repeat a few
+        // times at most, and a dictionary would cost a hash of every value to save little.
+        for field in schema.fields() {
+            let id = DERIVED_ID_COLUMNS.contains(&field.name().as_str());
+            if id || !matches!(field.data_type(), DataType::Utf8 | DataType::Boolean) {
+                b = b.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+            }
         }
     }
     for name in DISTINCT_COLUMNS {
