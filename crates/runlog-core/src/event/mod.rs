@@ -8,16 +8,19 @@
 /// took 64 bytes more per event, the largest part of ingest's memory.
 pub type Id = arcstr::ArcStr;
 
+pub mod data;
 pub mod payload;
 
+pub use data::{Data, DataArena};
 pub use payload::PayloadIndex;
 
 /// One kept event of a recorded session log.
 ///
-/// `data` holds the payload as JSON text (`{}` when absent or null): stages that need a
-/// field parse just that event's payload, lazily. `index` says where the members the
-/// reducer reads are; it belongs to `kind` and `data` as they were when the event was made
-/// (an event whose `data` changes needs `PayloadIndex::of` again).
+/// `data` holds the payload as JSON text (`{}` when absent or null), in a block shared with
+/// other events' ([`Data`]): stages that need a field parse just that event's payload,
+/// lazily. `index` says where the members the reducer reads are; it belongs to `kind` and
+/// `data` as they were when the event was made (an event whose `data` changes needs
+/// `PayloadIndex::of` again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub seq: u64,
@@ -27,7 +30,7 @@ pub struct Event {
     pub session: Id,
     pub turn: Option<Id>,
     pub kind: Id,
-    pub data: String,
+    pub data: Data,
     /// Index of the input file in the ingest's sorted file list.
     pub file: u32,
     /// 1-based line number within that file.

@@ -7,7 +7,7 @@ use super::{EventSink, FileSummary, IngestOptions, Reject, SPILL_BATCH};
 use crate::decode::{excerpt, EXCERPT_BYTES};
 use crate::decode::{parse_envelope_after, parse_line_general, Envelope, LastMinute};
 use crate::error::{Error, Result};
-use crate::event::{Event, Id, Kind, PayloadIndex};
+use crate::event::{Data, DataArena, Event, Id, Kind, PayloadIndex};
 use crate::import::{self, FileContext, Format};
 use std::collections::HashMap;
 use std::fs::File;
@@ -355,7 +355,8 @@ fn read_lines<R: BufRead>(
 /// The ids of one file's events, shared: every event naming the same root, session, turn or
 /// type gets the same [`Id`] (a pointer), made once. Events of an agent mostly name the
 /// root, session and turn of the event before, so each is compared with the last one
-/// handed out before it is looked up.
+/// handed out before it is looked up. Their payloads are copied into shared blocks
+/// ([`DataArena`]), not one allocation each.
 #[derive(Default)]
 pub struct Ids {
     /// The last root, session and turn handed out ([`Ids::ROOT`], [`Ids::SESSION`],
@@ -364,6 +365,8 @@ pub struct Ids {
     /// The listed event types, by [`Kind`], made on first use.
     kinds: Vec<Option<Id>>,
     known: std::collections::HashSet<Id, foldhash::fast::RandomState>,
+    /// The blocks the events' payloads are copied into.
+    data: DataArena,
 }
 
 impl Ids {
@@ -381,7 +384,7 @@ impl Ids {
             session: self.id(Self::SESSION, env.session),
             turn: env.turn.map(|t| self.id(Self::TURN, t)),
             kind: self.kind(k, env.kind),
-            data: env.data.to_string(),
+            data: self.data.push(env.data),
             file,
             line,
             index: PayloadIndex::of_members(k, env.data, &env.members),
@@ -403,6 +406,11 @@ impl Ids {
             turn.map(|t| self.id(Self::TURN, t)),
             self.kind(Kind::of(kind), kind),
         )
+    }
+
+    /// The payload of an event read back from a spill partition, in the shared blocks.
+    pub(crate) fn data(&mut self, text: &str) -> Data {
+        self.data.push(text)
     }
 
     fn id(&mut self, slot: usize, text: &str) -> Id {
