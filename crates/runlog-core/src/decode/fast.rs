@@ -56,7 +56,57 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
     if s.peek()? == b'}' {
         return None; // no fields: missing `seq`
     }
-    loop {
+    // The fields in the order and spelling writers mostly use —
+    // `"seq":N,"ts":"…","root":"…","session":"…"[,"turn":…],"type":"…"[,"data":{…}]` — are
+    // matched by their keys' bytes, each value read exactly as the loop below reads it
+    // (the loop's whitespace skips would skip nothing: each key is followed by its value's
+    // first byte). At the first field in another shape the loop takes over, from the
+    // separator after the last field read here: a field given twice is still refused there.
+    let mut more = true;
+    'common: {
+        if !(s.at(b"\"seq\":") && matches!(s.byte(6), Some(b'0'..=b'9'))) {
+            break 'common;
+        }
+        s.i += 6;
+        seq = Some(s.seq()?);
+        if !s.field(b",\"ts\":", b'"') {
+            break 'common;
+        }
+        ts = Some(last.parse(s.plain_string()?)?);
+        if !s.field(b",\"root\":", b'"') {
+            break 'common;
+        }
+        root = Some(s.plain_str()?);
+        if !s.field(b",\"session\":", b'"') {
+            break 'common;
+        }
+        session = Some(s.plain_str()?);
+        if s.field(b",\"turn\":", b'"') {
+            turn = Some(Some(s.plain_str()?));
+        } else if s.field(b",\"turn\":", b'n') {
+            s.literal(b"null")?;
+            turn = Some(None);
+        }
+        if !s.field(b",\"type\":", b'"') {
+            break 'common;
+        }
+        kind = Some(s.plain_str()?);
+        if s.field(b",\"data\":", b'{') {
+            let start = s.i;
+            s.object(start, &mut members)?;
+            // The span starts and ends at ASCII bytes: char boundaries.
+            data = Some(line.get(start..s.i)?);
+        }
+    }
+    if seq.is_some() {
+        s.ws();
+        match s.next()? {
+            b',' => s.ws(),
+            b'}' => more = false,
+            _ => return None,
+        }
+    }
+    while more {
         let key = s.plain_string()?;
         s.ws();
         s.eat(b':')?;
@@ -111,7 +161,7 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
         s.ws();
         match s.next()? {
             b',' => s.ws(),
-            b'}' => break,
+            b'}' => more = false,
             _ => return None,
         }
     }
@@ -176,6 +226,29 @@ impl<'a> Scan<'a> {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.i += 1;
         }
+    }
+
+    /// The byte `ahead` bytes on.
+    #[inline]
+    fn byte(&self, ahead: usize) -> Option<u8> {
+        self.b.get(self.i + ahead).copied()
+    }
+
+    /// Whether the text at the cursor starts with `word`.
+    #[inline]
+    fn at<const N: usize>(&self, word: &[u8; N]) -> bool {
+        self.b.get(self.i..self.i + N).is_some_and(|w| w == word)
+    }
+
+    /// Steps over `key` (a separator, a key and its colon) when it is at the cursor and the
+    /// byte after it is `first`.
+    #[inline]
+    fn field<const N: usize>(&mut self, key: &[u8; N], first: u8) -> bool {
+        let hit = self.at(key) && self.byte(N) == Some(first);
+        if hit {
+            self.i += N;
+        }
+        hit
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
