@@ -93,7 +93,7 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
         kind = Some(s.plain_str()?);
         if s.field(b",\"data\":", b'{') {
             let start = s.i;
-            s.object(start, &mut members)?;
+            s.object(start, &mut members, false)?;
             // The span starts and ends at ASCII bytes: char boundaries.
             data = Some(line.get(start..s.i)?);
         }
@@ -149,7 +149,7 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
                     }
                     b'{' => {
                         let start = s.i;
-                        s.object(start, &mut members)?;
+                        s.object(start, &mut members, false)?;
                         // The span starts and ends at ASCII bytes: char boundaries.
                         line.get(start..s.i)?
                     }
@@ -357,8 +357,10 @@ impl<'a> Scan<'a> {
     }
 
     /// The `data` object (at nesting level 1, as [`Scan::value`] reads it), validated, with
-    /// its top-level members listed in `members` as offsets from `base`, where it starts.
-    fn object(&mut self, base: usize, members: &mut Members) -> Option<()> {
+    /// its top-level members listed in `members` as offsets from `base`, where it starts;
+    /// or (`nested`) the object value of its member [`Members::NESTED`] (level 2), whose
+    /// members are listed as its nested ones.
+    fn object(&mut self, base: usize, members: &mut Members, nested: bool) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
@@ -373,11 +375,23 @@ impl<'a> Scan<'a> {
             self.eat(b':')?;
             self.ws();
             let value_start = self.i;
-            self.value(2)?;
-            members.push(
-                (key_start - base, key_end - base),
-                (value_start - base, self.i - base),
-            );
+            if nested {
+                self.value(3)?;
+            } else if self.peek() == Some(b'{')
+                && &self.b[key_start..key_end] == Members::NESTED.as_bytes()
+            {
+                members.open_nested(value_start - base);
+                self.object(base, members, true)?;
+            } else {
+                self.value(2)?;
+            }
+            let key = (key_start - base, key_end - base);
+            let value = (value_start - base, self.i - base);
+            if nested {
+                members.push_nested(key, value);
+            } else {
+                members.push(key, value);
+            }
             self.ws();
             match self.next()? {
                 b',' => self.ws(),
