@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::event::Kind;
+use crate::event::{same_bytes, Kind};
 
 /// The raw JSON text of one member's value (no surrounding whitespace).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -546,7 +546,7 @@ impl NestedList {
                 continue;
             };
             for (slot, k) in out.iter_mut().zip(keys) {
-                if k.as_bytes() == key {
+                if same_bytes(k.as_bytes(), key) {
                     *slot = data.get(v0..v1).map(Raw);
                 }
             }
@@ -588,7 +588,7 @@ impl List {
         for m in &self.spans[..usize::from(self.len)] {
             let key = &b[usize::from(m[0])..usize::from(m[1])];
             for (slot, k) in out.iter_mut().zip(keys) {
-                if k.as_bytes() == key {
+                if same_bytes(k.as_bytes(), key) {
                     *slot = data.get(usize::from(m[2])..usize::from(m[3])).map(Raw);
                 }
             }

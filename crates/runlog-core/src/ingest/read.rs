@@ -439,7 +439,7 @@ impl Ids {
 
     fn id(&mut self, slot: usize, text: &str) -> Id {
         if let Some(last) = &self.last[slot] {
-            if last.as_str() == text {
+            if crate::event::same_bytes(last.as_bytes(), text.as_bytes()) {
                 return last.clone();
             }
         }
