@@ -378,7 +378,9 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(format!("{a}"), "{\"a\":1}");
         assert_eq!(format!("{a:?}"), format!("{:?}", "{\"a\":1}"));
-        assert!(Data::from("{\"a\":0}") < a);
+        let smaller = Data::from("{\"a\":0}");
+        assert!(smaller < a);
+        assert_eq!(a.cmp(&smaller), std::cmp::Ordering::Greater);
         assert_eq!(Data::default(), "{}");
         assert_eq!(Data::from(""), "");
         assert_eq!(std::mem::size_of::<Data>(), 16);
