@@ -1041,7 +1041,7 @@ pub fn events_from_batch(b: &RecordBatch) -> Result<Vec<Event>> {
             session: session.value(i).into(),
             turn: (!turn.is_null(i)).then(|| turn.value(i).into()),
             kind: kind.value(i).into(),
-            data: data.value(i).to_string(),
+            data: data.value(i).into(),
             file: 0,
             line: line.value(i) as u64,
             index: PayloadIndex::of(kind.value(i), data.value(i)),

@@ -56,7 +56,57 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
     if s.peek()? == b'}' {
         return None; // no fields: missing `seq`
     }
-    loop {
+    // The fields in the order and spelling writers mostly use —
+    // `"seq":N,"ts":"…","root":"…","session":"…"[,"turn":…],"type":"…"[,"data":{…}]` — are
+    // matched by their keys' bytes, each value read exactly as the loop below reads it
+    // (the loop's whitespace skips would skip nothing: each key is followed by its value's
+    // first byte). At the first field in another shape the loop takes over, from the
+    // separator after the last field read here: a field given twice is still refused there.
+    let mut more = true;
+    'common: {
+        if !(s.at(b"\"seq\":") && matches!(s.byte(6), Some(b'0'..=b'9'))) {
+            break 'common;
+        }
+        s.i += 6;
+        seq = Some(s.seq()?);
+        if !s.field(b",\"ts\":", b'"') {
+            break 'common;
+        }
+        ts = Some(last.parse(s.plain_string()?)?);
+        if !s.field(b",\"root\":", b'"') {
+            break 'common;
+        }
+        root = Some(s.plain_str()?);
+        if !s.field(b",\"session\":", b'"') {
+            break 'common;
+        }
+        session = Some(s.plain_str()?);
+        if s.field(b",\"turn\":", b'"') {
+            turn = Some(Some(s.plain_str()?));
+        } else if s.field(b",\"turn\":", b'n') {
+            s.literal(b"null")?;
+            turn = Some(None);
+        }
+        if !s.field(b",\"type\":", b'"') {
+            break 'common;
+        }
+        kind = Some(s.plain_str()?);
+        if s.field(b",\"data\":", b'{') {
+            let start = s.i;
+            s.object(start, &mut members, false)?;
+            // The span starts and ends at ASCII bytes: char boundaries.
+            data = Some(line.get(start..s.i)?);
+        }
+    }
+    if seq.is_some() {
+        s.ws();
+        match s.next()? {
+            b',' => s.ws(),
+            b'}' => more = false,
+            _ => return None,
+        }
+    }
+    while more {
         let key = s.plain_string()?;
         s.ws();
         s.eat(b':')?;
@@ -99,7 +149,7 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
                     }
                     b'{' => {
                         let start = s.i;
-                        s.object(start, &mut members)?;
+                        s.object(start, &mut members, false)?;
                         // The span starts and ends at ASCII bytes: char boundaries.
                         line.get(start..s.i)?
                     }
@@ -111,7 +161,7 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
         s.ws();
         match s.next()? {
             b',' => s.ws(),
-            b'}' => break,
+            b'}' => more = false,
             _ => return None,
         }
     }
@@ -176,6 +226,29 @@ impl<'a> Scan<'a> {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.i += 1;
         }
+    }
+
+    /// The byte `ahead` bytes on.
+    #[inline]
+    fn byte(&self, ahead: usize) -> Option<u8> {
+        self.b.get(self.i + ahead).copied()
+    }
+
+    /// Whether the text at the cursor starts with `word`.
+    #[inline]
+    fn at<const N: usize>(&self, word: &[u8; N]) -> bool {
+        self.b.get(self.i..self.i + N).is_some_and(|w| w == word)
+    }
+
+    /// Steps over `key` (a separator, a key and its colon) when it is at the cursor and the
+    /// byte after it is `first`.
+    #[inline]
+    fn field<const N: usize>(&mut self, key: &[u8; N], first: u8) -> bool {
+        let hit = self.at(key) && self.byte(N) == Some(first);
+        if hit {
+            self.i += N;
+        }
+        hit
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
@@ -284,8 +357,10 @@ impl<'a> Scan<'a> {
     }
 
     /// The `data` object (at nesting level 1, as [`Scan::value`] reads it), validated, with
-    /// its top-level members listed in `members` as offsets from `base`, where it starts.
-    fn object(&mut self, base: usize, members: &mut Members) -> Option<()> {
+    /// its top-level members listed in `members` as offsets from `base`, where it starts;
+    /// or (`nested`) the object value of its member [`Members::NESTED`] (level 2), whose
+    /// members are listed as its nested ones.
+    fn object(&mut self, base: usize, members: &mut Members, nested: bool) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
@@ -300,11 +375,23 @@ impl<'a> Scan<'a> {
             self.eat(b':')?;
             self.ws();
             let value_start = self.i;
-            self.value(2)?;
-            members.push(
-                (key_start - base, key_end - base),
-                (value_start - base, self.i - base),
-            );
+            if nested {
+                self.value(3)?;
+            } else if self.peek() == Some(b'{')
+                && &self.b[key_start..key_end] == Members::NESTED.as_bytes()
+            {
+                members.open_nested(value_start - base);
+                self.object(base, members, true)?;
+            } else {
+                self.value(2)?;
+            }
+            let key = (key_start - base, key_end - base);
+            let value = (value_start - base, self.i - base);
+            if nested {
+                members.push_nested(key, value);
+            } else {
+                members.push(key, value);
+            }
             self.ws();
             match self.next()? {
                 b',' => self.ws(),
@@ -463,9 +550,10 @@ pub fn parse_ts_common(s: &[u8]) -> Option<i64> {
 }
 
 /// The last minute [`parse_ts_common`] read, so that the next timestamp of the same minute
-/// reads only its seconds, fraction and offset. Timestamps of a log come in order, mostly
-/// many to a minute: the date and time up to the minute took ~300 of the ~430 instructions
-/// of a timestamp (callgrind, generated log).
+/// reads only its seconds, fraction and offset, and one of the same day only its hour and
+/// minute besides. Timestamps of a log come in order, mostly many to a minute: the date and
+/// time up to the minute took ~300 of the ~430 instructions of a timestamp (callgrind,
+/// generated log); where agents interleave out of order, minutes change often, days seldom.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LastMinute {
     /// Whether a minute was read yet.
@@ -474,6 +562,8 @@ pub struct LastMinute {
     text: [u8; 16],
     /// Its seconds since the Unix epoch (at second 0, before the offset).
     secs: i64,
+    /// The seconds since the epoch of its day (`YYYY-MM-DD`, the first 10 bytes of `text`).
+    day: i64,
 }
 
 impl LastMinute {
@@ -482,11 +572,18 @@ impl LastMinute {
     pub fn parse(&mut self, s: &[u8]) -> Option<i64> {
         let head: &[u8; 16] = s.get(..16)?.try_into().ok()?;
         if !self.known || *head != self.text {
-            let secs = minute_secs(s)?;
+            // A date read (and found valid) before needs no second reading.
+            let day = if self.known && head[..10] == self.text[..10] {
+                self.day
+            } else {
+                day_secs(s)?
+            };
+            let secs = day + hour_minute_secs(s)?;
             *self = LastMinute {
                 known: true,
                 text: *head,
                 secs,
+                day,
             };
         }
         seconds_on(self.secs, s)
@@ -497,30 +594,47 @@ impl LastMinute {
 /// at least 20 bytes long), validated: its seconds since the Unix epoch; `None` for
 /// anything else.
 fn minute_secs(s: &[u8]) -> Option<i64> {
-    if s.len() < 20 {
+    Some(day_secs(s)? + hour_minute_secs(s)?)
+}
+
+/// The digit `c` stands for.
+#[inline(always)]
+fn digit(c: u8) -> Option<u32> {
+    let d = c.wrapping_sub(b'0');
+    (d < 10).then_some(u32::from(d))
+}
+
+/// The two digits at `s[i..i + 2]` as a number.
+#[inline(always)]
+fn two_digits(s: &[u8], i: usize) -> Option<u32> {
+    Some(digit(s[i])? * 10 + digit(s[i + 1])?)
+}
+
+/// The date part of [`minute_secs`] (`YYYY-MM-DD`), validated: its day's seconds since the
+/// epoch.
+fn day_secs(s: &[u8]) -> Option<i64> {
+    if s.len() < 20 || s[4] != b'-' || s[7] != b'-' {
         return None;
     }
-    let d = |i: usize| -> Option<u32> {
-        let c = s[i];
-        c.is_ascii_digit().then(|| u32::from(c - b'0'))
-    };
-    let two = |i: usize| -> Option<u32> { Some(d(i)? * 10 + d(i + 1)?) };
-    if s[4] != b'-' || s[7] != b'-' || s[10] != b'T' || s[13] != b':' {
-        return None;
-    }
-    let year = (two(0)? * 100 + two(2)?) as i32;
-    let (month, day) = (two(5)?, two(8)?);
-    let (hour, minute) = (two(11)?, two(14)?);
+    let year = (two_digits(s, 0)? * 100 + two_digits(s, 2)?) as i32;
+    let (month, day) = (two_digits(s, 5)?, two_digits(s, 8)?);
     if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }
+    Some(days_from_civil(i64::from(year), month, day) * 86_400)
+}
+
+/// The time part of [`minute_secs`] (`THH:MM`), validated: its seconds into the day.
+#[inline]
+fn hour_minute_secs(s: &[u8]) -> Option<i64> {
+    if s.len() < 20 || s[10] != b'T' || s[13] != b':' {
+        return None;
+    }
+    let (hour, minute) = (two_digits(s, 11)?, two_digits(s, 14)?);
     if hour > 23 || minute > 59 {
         return None;
     }
-    Some(
-        days_from_civil(i64::from(year), month, day) * 86_400
-            + i64::from(hour * 3600 + minute * 60),
-    )
+    Some(i64::from(hour * 3600 + minute * 60))
 }
 
 /// The rest of a timestamp in the common spelling, from byte 16 (`:SS[.fraction](Z|±HH:MM)`),
@@ -530,11 +644,7 @@ fn seconds_on(minute: i64, s: &[u8]) -> Option<i64> {
     if s.len() < 20 || s[16] != b':' {
         return None;
     }
-    let d = |i: usize| -> Option<u32> {
-        let c = s[i];
-        c.is_ascii_digit().then(|| u32::from(c - b'0'))
-    };
-    let second = d(17)? * 10 + d(18)?;
+    let second = two_digits(s, 17)?;
     if second > 59 {
         return None; // leap seconds: the general path
     }
@@ -712,8 +822,15 @@ mod tests {
         for minute in [
             "2026-11-03T10:00",
             "2026-11-03T10:01",
+            "2026-11-03T24:00",
+            "2026-11-03T1a:00",
+            "2026-11-03X10:00",
+            "2026-11-03T11:60",
+            "2026-11-03T11:59",
+            "2026-11-04T11:59",
             "2024-02-29T23:59",
             "2023-02-29T12:00",
+            "2023-02-29T12:01",
         ] {
             for rest in [
                 ":00Z",

@@ -266,7 +266,7 @@ impl HarnessImporter {
     fn release_held(&mut self, out: &mut Vec<Event>) {
         if let Some(h) = self.held.take() {
             let mut ev = h.event;
-            ev.data = h.data.to_string();
+            ev.data = h.data.to_string().into();
             ev.index = PayloadIndex::of(&ev.kind, &ev.data);
             out.push(ev);
         }

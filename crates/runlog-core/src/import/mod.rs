@@ -300,7 +300,7 @@ pub fn event(
         turn: turn.map(Into::into),
         kind: kind.into(),
         index: PayloadIndex::of(kind, &data),
-        data,
+        data: data.into(),
         file: 0,
         line: 0,
     }

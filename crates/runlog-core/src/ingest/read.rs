@@ -7,7 +7,7 @@ use super::{EventSink, FileSummary, IngestOptions, Reject, SPILL_BATCH};
 use crate::decode::{excerpt, EXCERPT_BYTES};
 use crate::decode::{parse_envelope_after, parse_line_general, Envelope, LastMinute};
 use crate::error::{Error, Result};
-use crate::event::{Event, Id, Kind, PayloadIndex};
+use crate::event::{Data, DataArena, Event, Id, Kind, PayloadIndex};
 use crate::import::{self, FileContext, Format};
 use std::collections::HashMap;
 use std::fs::File;
@@ -315,6 +315,30 @@ fn read_lines<R: BufRead>(
     let mut line_no: u64 = 0;
     let mut lines = LineSink::new(ctx, opts.format, opts.spill.clone());
     loop {
+        // A line that is whole in the reader's buffer is read there, without a copy; the
+        // rest (a line across the buffer's end, a long one) by `next_line`.
+        let avail = match r.fill_buf() {
+            Ok(avail) => avail,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                // As `next_line` reports it: nothing of the line read yet.
+                line_no += 1;
+                let reason = format!("{compression} stream broken: {e}");
+                lines.reject(out, line_no, reason, excerpt(&[]));
+                break;
+            }
+        };
+        if avail.is_empty() {
+            break;
+        }
+        if let Some(i) = memchr(avail).filter(|&i| i <= opts.max_line_bytes) {
+            line_no += 1;
+            let line = &avail[..i];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            lines.take(out, line_no, line, at_file_start);
+            r.consume(i + 1);
+            continue;
+        }
         let res = next_line(r, &mut buf, opts.max_line_bytes);
         match res {
             Ok(LineRead::Eof) => break,
@@ -328,15 +352,7 @@ fn read_lines<R: BufRead>(
             }
             Ok(LineRead::Line) => {
                 line_no += 1;
-                let mut line: &[u8] = &buf;
-                if at_file_start && line_no == 1 && line.starts_with(b"\xEF\xBB\xBF") {
-                    line = &line[3..];
-                }
-                if line.iter().all(|b| b.is_ascii_whitespace()) {
-                    out.summary.blank += 1;
-                    continue;
-                }
-                lines.line(out, line_no, line);
+                lines.take(out, line_no, &buf, at_file_start);
             }
             Err(e) => {
                 // A broken compressed stream (or a read error): what was read before stays,
@@ -355,7 +371,8 @@ fn read_lines<R: BufRead>(
 /// The ids of one file's events, shared: every event naming the same root, session, turn or
 /// type gets the same [`Id`] (a pointer), made once. Events of an agent mostly name the
 /// root, session and turn of the event before, so each is compared with the last one
-/// handed out before it is looked up.
+/// handed out before it is looked up. Their payloads are copied into shared blocks
+/// ([`DataArena`]), not one allocation each.
 #[derive(Default)]
 pub struct Ids {
     /// The last root, session and turn handed out ([`Ids::ROOT`], [`Ids::SESSION`],
@@ -364,6 +381,8 @@ pub struct Ids {
     /// The listed event types, by [`Kind`], made on first use.
     kinds: Vec<Option<Id>>,
     known: std::collections::HashSet<Id, foldhash::fast::RandomState>,
+    /// The blocks the events' payloads are copied into.
+    data: DataArena,
 }
 
 impl Ids {
@@ -374,14 +393,22 @@ impl Ids {
     /// The event of an envelope, with shared ids.
     pub fn event(&mut self, env: &Envelope, file: u32, line: u64) -> Event {
         let k = Kind::of(env.kind);
+        let root = self.id(Self::ROOT, env.root);
+        // An agent's own session is named like its root: the same shared id, without a
+        // look-up (on logs whose agents interleave, the last session is mostly another's).
+        let session = if env.session == env.root {
+            root.clone()
+        } else {
+            self.id(Self::SESSION, env.session)
+        };
         Event {
             seq: env.seq,
             ts: env.ts,
-            root: self.id(Self::ROOT, env.root),
-            session: self.id(Self::SESSION, env.session),
+            root,
+            session,
             turn: env.turn.map(|t| self.id(Self::TURN, t)),
             kind: self.kind(k, env.kind),
-            data: env.data.to_string(),
+            data: self.data.push(env.data),
             file,
             line,
             index: PayloadIndex::of_members(k, env.data, &env.members),
@@ -405,9 +432,14 @@ impl Ids {
         )
     }
 
+    /// The payload of an event read back from a spill partition, in the shared blocks.
+    pub(crate) fn data(&mut self, text: &str) -> Data {
+        self.data.push(text)
+    }
+
     fn id(&mut self, slot: usize, text: &str) -> Id {
         if let Some(last) = &self.last[slot] {
-            if last.as_str() == text {
+            if crate::event::same_bytes(last.as_bytes(), text.as_bytes()) {
                 return last.clone();
             }
         }
@@ -492,6 +524,20 @@ impl<'c> LineSink<'c> {
     fn decide(&mut self, format: Format) {
         self.format = format;
         self.importer = import::importer(format, self.ctx);
+    }
+
+    /// A line as read (without its line end): a byte order mark skipped at the start of the
+    /// file, a blank line counted, any other line handed on.
+    #[inline]
+    fn take(&mut self, out: &mut FileRead, line_no: u64, mut line: &[u8], at_file_start: bool) {
+        if at_file_start && line_no == 1 && line.starts_with(b"\xEF\xBB\xBF") {
+            line = &line[3..];
+        }
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            out.summary.blank += 1;
+            return;
+        }
+        self.line(out, line_no, line);
     }
 
     fn line(&mut self, out: &mut FileRead, line_no: u64, line: &[u8]) {

@@ -198,7 +198,7 @@ pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
             let line = c.u64()?;
             let index: [u8; INDEX_BYTES] = c.take(INDEX_BYTES)?.try_into().ok()?;
             let (root, session, turn, kind) = (c.str()??, c.str()??, c.str()?, c.str()??);
-            let data = c.str()??.to_owned();
+            let data = ids.data(c.str()??);
             let (root, session, turn, kind) = ids.of_spilled(root, session, turn, kind);
             let index = PayloadIndex::from_bytes(Kind::of(&kind), &index);
             Some(Event {

@@ -1475,7 +1475,7 @@ mod tests {
             session: session.into(),
             turn: turn.map(Into::into),
             kind: kind.into(),
-            data: data.to_string(),
+            data: data.into(),
             file: 0,
             line: seq,
             index: PayloadIndex::of(kind, data),

@@ -1063,7 +1063,7 @@ fn read_dump(path: &str) -> Vec<Event> {
                 turn: v["turn"].as_str().map(Into::into),
                 kind: kind.into(),
                 index: PayloadIndex::of(kind, &data),
-                data,
+                data: data.into(),
                 file: 0,
                 line: i as u64 + 1,
             }
