@@ -736,9 +736,12 @@ const DERIVED_ID_COLUMNS: &[&str] = &[
 ];
 
 /// Columns of the `events` table (sorted by root, then seq) whose min/max in a row group of
-/// thousands of agents spans nearly every value, so that the statistics prune nothing;
-/// computing them compared every value (~1.5% of an ingest's CPU).
-const EVENTS_UNPRUNED_COLUMNS: &[&str] = &["session", "turn", "type", "voice", "file", "source"];
+/// thousands of agents spans nearly every value (each agent's `seq` starts low, and lines
+/// of every file are spread over it), so that the statistics prune nothing; computing them
+/// compared every value (~1.5% of an ingest's CPU).
+const EVENTS_UNPRUNED_COLUMNS: &[&str] = &[
+    "session", "turn", "type", "voice", "file", "source", "seq", "line",
+];
 
 /// Snappy, as DuckDB and Spark write by default: on a generated 211 MB log it made a
 /// 39 MB warehouse in 1.40 s of CPU, where zstd level 1 made 24 MB in 1.57-1.62 s (zstd
@@ -761,10 +764,18 @@ fn writer_props(table: &str) -> WriterProperties {
     if !matches!(table, "events" | "files" | "rejects") {
         // The derived tables' rows are few per agent: their ids and numbers repeat a few
         // times at most, and a dictionary would cost a hash of every value to save little.
+        // Nor min/max statistics but for the root (rows are in root order, so a row group's
+        // range prunes a look-up of one agent) and the times: ids are hashes and counts
+        // span every row group alike, so their ranges prune nothing.
         for field in schema.fields() {
-            let id = DERIVED_ID_COLUMNS.contains(&field.name().as_str());
+            let name = field.name().as_str();
+            let col = || ColumnPath::from(name);
+            let id = DERIVED_ID_COLUMNS.contains(&name);
             if id || !matches!(field.data_type(), DataType::Utf8 | DataType::Boolean) {
-                b = b.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+                b = b.set_column_dictionary_enabled(col(), false);
+            }
+            if name != "root" && !matches!(field.data_type(), DataType::Timestamp(..)) {
+                b = b.set_column_statistics_enabled(col(), EnabledStatistics::None);
             }
         }
     }
