@@ -197,6 +197,18 @@ pub fn append_sources(
     gc: GcPolicy,
     shard: Option<Shard>,
 ) -> Result<Appended> {
+    append_sources_with(root, sources, opts, gc, shard, None)
+}
+
+/// [`append_sources`], reporting the downloads of objects to `progress` as they go.
+pub fn append_sources_with(
+    root: &Root,
+    sources: &Sources,
+    opts: &IngestOptions,
+    gc: GcPolicy,
+    shard: Option<Shard>,
+    progress: Option<inputs::DownloadProgress>,
+) -> Result<Appended> {
     if let Some(s) = shard.filter(|s| BUCKETS % s.count != 0) {
         return Err(Error::Invalid(format!(
             "--append --shard {s}: N must divide the warehouse's {BUCKETS} buckets (1, 2, 4, \
@@ -204,7 +216,7 @@ pub fn append_sources(
         )));
     }
     let start = Instant::now();
-    let downloads = Downloads::new();
+    let downloads = Downloads::with_progress(progress);
     let run = Run {
         root,
         sources: &sources.files,

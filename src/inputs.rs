@@ -60,6 +60,11 @@ pub struct Resolved {
 /// and downloaded (see the module documentation). Every remote location is listed before
 /// anything is downloaded, so a missing bucket or an empty prefix fails at once.
 pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
+    resolve_with(locations, None)
+}
+
+/// [`resolve`], reporting the downloads to `progress` as they go.
+pub fn resolve_with(locations: &[PathBuf], progress: Option<DownloadProgress>) -> Result<Resolved> {
     if !locations.iter().any(|l| objstore::is_supported_remote(l)) {
         return Ok(Resolved {
             inputs: Inputs::discover(&local_paths(locations)?)?,
@@ -68,7 +73,7 @@ pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
         });
     }
     let sources = list(locations)?;
-    let downloads = Downloads::new();
+    let downloads = Downloads::with_progress(progress);
     let objects: Vec<&StoreObject> = sources.objects().collect();
     let mut files = downloads.fetch(&objects)?;
     files.extend(sources.files.iter().filter_map(|s| match s {
@@ -212,12 +217,38 @@ fn stamp_of(m: &ObjectMeta) -> ObjectStamp {
     }
 }
 
+/// What downloads report as they go (for a progress bar: the library draws none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownloadEvent {
+    /// Downloads start: how many objects, and their bytes as listed.
+    Started { objects: u64, bytes: u64 },
+    /// Bytes received (of any of them).
+    Bytes(u64),
+    /// One object is downloaded whole.
+    Object,
+    /// The downloads started last are over (all done, or one failed).
+    Finished,
+}
+
+/// Where downloads report their [`DownloadEvent`]s (called from the download tasks).
+pub type DownloadProgress = Arc<dyn Fn(DownloadEvent) + Send + Sync>;
+
 /// Local copies of objects, in a private temporary folder removed when this is dropped
 /// (at the end of the command, and on an error). Each object is downloaded once however
 /// many times it is asked for.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Downloads {
     state: Mutex<DownloadState>,
+    progress: Option<DownloadProgress>,
+}
+
+impl std::fmt::Debug for Downloads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Downloads")
+            .field("state", &self.state)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -231,6 +262,20 @@ struct DownloadState {
 impl Downloads {
     pub fn new() -> Downloads {
         Downloads::default()
+    }
+
+    /// Downloads that report to `progress` as they go.
+    pub fn with_progress(progress: Option<DownloadProgress>) -> Downloads {
+        Downloads {
+            progress,
+            ..Downloads::default()
+        }
+    }
+
+    fn report(&self, e: DownloadEvent) {
+        if let Some(p) = &self.progress {
+            p(e);
+        }
     }
 
     /// Local copies of `objects` (in their order), downloading those not downloaded yet
@@ -250,14 +295,25 @@ impl Downloads {
             let dir = st.dir.as_ref().map(|d| d.path().to_path_buf());
             (dir.unwrap_or_default(), jobs)
         };
+        if jobs.is_empty() {
+            let st = self.lock();
+            return Ok(objects.iter().map(|o| st.got[&o.name].0.clone()).collect());
+        }
+        self.report(DownloadEvent::Started {
+            objects: jobs.len() as u64,
+            bytes: jobs.iter().map(|o| o.stamp.size).sum(),
+        });
         let first = self.lock().got.len();
         let got = objstore::block_on(
             futures::stream::iter(jobs.into_iter().enumerate().map(|(k, o)| {
                 let local = dir.join(format!("{:06}-{}", first + k, o.file_name()));
                 async move {
-                    let meta = download(o.store.as_ref(), &o.location, &local)
-                        .await
-                        .map_err(|e| Error::Invalid(format!("{}: {e}", o.name)))?;
+                    let meta = download(o.store.as_ref(), &o.location, &local, &|n| {
+                        self.report(DownloadEvent::Bytes(n))
+                    })
+                    .await
+                    .map_err(|e| Error::Invalid(format!("{}: {e}", o.name)))?;
+                    self.report(DownloadEvent::Object);
                     let input = Input {
                         path: local,
                         name: o.name.clone(),
@@ -268,7 +324,9 @@ impl Downloads {
             }))
             .buffered(DOWNLOADS_AT_ONCE)
             .try_collect::<Vec<_>>(),
-        )?;
+        );
+        self.report(DownloadEvent::Finished);
+        let got = got?;
         let mut st = self.lock();
         for (input, stamp) in got {
             st.bytes += stamp.size;
@@ -501,11 +559,13 @@ fn store_message(e: &object_store::Error) -> String {
     s
 }
 
-/// Streams one object into a new local file; what the store said of the bytes it sent.
+/// Streams one object into a new local file, telling `got_bytes` each chunk's size; what the
+/// store said of the bytes it sent.
 async fn download(
     store: &dyn ObjectStore,
     location: &ObjPath,
     to: &Path,
+    got_bytes: &(dyn Fn(u64) + Sync),
 ) -> std::result::Result<ObjectMeta, String> {
     use std::io::Write;
     let got = store.get(location).await.map_err(|e| store_message(&e))?;
@@ -519,6 +579,7 @@ async fn download(
         let chunk = chunk.map_err(|e| store_message(&e))?;
         file.write_all(&chunk)
             .map_err(|e| format!("{}: {e}", to.display()))?;
+        got_bytes(chunk.len() as u64);
     }
     file.flush().map_err(|e| format!("{}: {e}", to.display()))?;
     Ok(meta)
@@ -676,6 +737,43 @@ mod tests {
         assert!(!dead_again.exists());
         assert!(remove_dead_downloads(tmp.path()).is_empty());
         assert!(mine.path().join(DOWNLOAD_OWNER).is_file());
+    }
+
+    /// Downloads report what they start (objects and listed bytes), every byte received,
+    /// each object done, and their end; objects downloaded already report nothing.
+    #[test]
+    fn downloads_report_their_progress() {
+        let s = store(&["p/a.jsonl", "p/b.jsonl", "p/c.jsonl"]);
+        objstore::block_on(s.put(&ObjPath::from("p/c.jsonl"), vec![b'\n'; 3 << 20].into()))
+            .unwrap();
+        let l = listed(&s, "s3://bk/p/").unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let e = events.clone();
+        let d = Downloads::with_progress(Some(Arc::new(move |ev| e.lock().unwrap().push(ev))));
+        let objects: Vec<&StoreObject> = l.objects.iter().collect();
+        d.fetch(&objects).unwrap();
+        let got = std::mem::take(&mut *events.lock().unwrap());
+        let total = 3 + 3 + (3 << 20);
+        assert_eq!(
+            got.first(),
+            Some(&DownloadEvent::Started {
+                objects: 3,
+                bytes: total
+            })
+        );
+        assert_eq!(got.last(), Some(&DownloadEvent::Finished));
+        let bytes: u64 = got
+            .iter()
+            .map(|e| match e {
+                DownloadEvent::Bytes(n) => *n,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(bytes, total);
+        let done = got.iter().filter(|e| **e == DownloadEvent::Object).count();
+        assert_eq!(done, 3);
+        d.fetch(&objects).unwrap();
+        assert!(events.lock().unwrap().is_empty());
     }
 
     #[test]

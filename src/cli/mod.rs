@@ -258,6 +258,70 @@ fn progress_options(
     (opts, Some(bar))
 }
 
+/// A progress bar for downloads of store objects on a terminal (none when stderr is not
+/// one, or with `quiet`): bytes received of the listed sizes, objects done of all. Drawn
+/// in `multi` when given (beside the reading bar), else alone; it shows only while objects
+/// download, and goes when they are done.
+fn download_progress(
+    quiet: bool,
+    multi: Option<&indicatif::MultiProgress>,
+) -> Option<runlog::inputs::DownloadProgress> {
+    use runlog::inputs::DownloadEvent;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    #[derive(Default)]
+    struct State {
+        bar: Option<indicatif::ProgressBar>,
+        done: u64,
+        objects: u64,
+    }
+    let multi = multi.cloned();
+    let state = std::sync::Mutex::new(State::default());
+    Some(Arc::new(move |e| {
+        let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+        match e {
+            DownloadEvent::Started { objects, bytes } => {
+                st.objects += objects;
+                match &st.bar {
+                    Some(b) => b.inc_length(bytes),
+                    None => {
+                        let b = indicatif::ProgressBar::new(bytes);
+                        b.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "{spinner} downloading [{bar:30}] {bytes}/{total_bytes} \
+                                 {msg} {bytes_per_sec} eta {eta}",
+                            )
+                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                            .progress_chars("=> "),
+                        );
+                        st.bar = Some(match &multi {
+                            Some(m) => m.insert(0, b),
+                            None => b,
+                        });
+                    }
+                }
+            }
+            DownloadEvent::Bytes(n) => {
+                if let Some(b) = &st.bar {
+                    b.inc(n);
+                }
+            }
+            DownloadEvent::Object => st.done += 1,
+            DownloadEvent::Finished => {
+                if let Some(b) = st.bar.take() {
+                    b.finish_and_clear();
+                }
+                *st = State::default();
+                return;
+            }
+        }
+        if let Some(b) = &st.bar {
+            b.set_message(format!("{}/{} objects", st.done, st.objects));
+        }
+    }))
+}
+
 fn load(read: &ReadArgs, paths: &[PathBuf]) -> Result<runlog::Loaded> {
     load_shard(read, paths, None)
 }
@@ -267,7 +331,7 @@ fn load_shard(
     paths: &[PathBuf],
     shard: Option<runlog::shard::Shard>,
 ) -> Result<runlog::Loaded> {
-    let resolved = runlog::inputs::resolve(paths)?;
+    let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
     let (opts, bar) = ingest_options(read, &resolved.inputs);
     let loaded = runlog::load_inputs(&resolved.inputs, &opts, shard);
     if let Some(b) = bar {
