@@ -1544,9 +1544,9 @@ impl Piece {
 /// written again, without those rows; the others stay named as they are, and `fresh` is a
 /// new file. So an append that touches new agents only writes no old file, and one that
 /// touches yesterday's agents writes yesterday's file again, not the bucket's history.
-/// Past [`MAX_DERIVED_FILES`] files, the smallest are merged into one (size-tiered: a
-/// file is merged again only while it is among the smallest, so the history is not
-/// rewritten on every compaction). Files are written under `dir`, ids from `bid`.
+/// Past [`MAX_DERIVED_FILES`] files, the smallest files but the new one are merged into
+/// one (a file is merged again only while it is among the smallest, so a compaction does
+/// not rewrite the history). Files are written under `dir`, ids from `bid`.
 fn derived_files(
     root: &Root,
     dir: &Path,
@@ -1576,12 +1576,16 @@ fn derived_files(
             pieces.push(Piece::New(keep));
         }
     }
+    // The touched agents' rows are not merged with others: those agents are the likeliest
+    // to be touched again by the next append (agents running on), which would then write
+    // the others' rows again with them, day after day.
+    let settled = pieces.len();
     if fresh.num_rows() > 0 {
         pieces.push(Piece::New(vec![fresh]));
     }
     if pieces.len() > MAX_DERIVED_FILES {
-        // Merge the smallest into one, leaving MAX_DERIVED_FILES.
-        let mut order: Vec<usize> = (0..pieces.len()).collect();
+        // Merge the smallest of the others into one, leaving MAX_DERIVED_FILES.
+        let mut order: Vec<usize> = (0..settled).collect();
         order.sort_by_key(|&k| (pieces[k].rows(), k));
         let merge: HashSet<usize> = order[..pieces.len() - MAX_DERIVED_FILES + 1]
             .iter()
