@@ -426,7 +426,7 @@ fn download_dir(tmp: &Path) -> Result<tempfile::TempDir> {
         .prefix(DOWNLOAD_DIR_PREFIX)
         .tempdir_in(tmp)
         .map_err(|e| Error::io(tmp, e))?;
-    // Trusted from another host for a day (it is never removed from there, see below).
+    // The expiry is not what removes it: see remove_dead_downloads.
     let owner = Owner::valid_for(UNOWNED_DOWNLOADS_AGE);
     let p = dir.path().join(DOWNLOAD_OWNER);
     std::fs::write(&p, serde_json::to_vec(&owner)?).map_err(|e| Error::io(&p, e))?;

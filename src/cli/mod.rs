@@ -246,16 +246,19 @@ fn progress_options(
         return (opts, None);
     }
     let bar = indicatif::ProgressBar::new(total());
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} reading [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
+    bar.set_style(bar_style(
+        "{spinner} reading [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ));
     let b = bar.clone();
     opts.progress = Some(Arc::new(move |n| b.inc(n)));
     (opts, Some(bar))
+}
+
+/// The style of the CLI's progress bars, from an indicatif template.
+fn bar_style(template: &str) -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> ")
 }
 
 /// A progress bar for downloads of store objects on a terminal (none when stderr is not
@@ -287,14 +290,10 @@ fn download_progress(
                     Some(b) => b.inc_length(bytes),
                     None => {
                         let b = indicatif::ProgressBar::new(bytes);
-                        b.set_style(
-                            indicatif::ProgressStyle::with_template(
-                                "{spinner} downloading [{bar:30}] {bytes}/{total_bytes} \
-                                 {msg} {bytes_per_sec} eta {eta}",
-                            )
-                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                            .progress_chars("=> "),
-                        );
+                        b.set_style(bar_style(
+                            "{spinner} downloading [{bar:30}] {bytes}/{total_bytes} {msg} \
+                             {bytes_per_sec} eta {eta}",
+                        ));
                         st.bar = Some(match &multi {
                             Some(m) => m.insert(0, b),
                             None => b,
