@@ -38,8 +38,8 @@ for ((d = 0; d < ${#days[@]}; d++)); do
   rss=$(echo "$out" | awk '/^TIME/ {print int($3 / 1024)}')
   bytes=$(echo "$out" | sed -n 's/.*wrote [0-9]* bucket(s), \([0-9]*\) bytes.*/\1/p')
   again=$(echo "$out" | grep -c "read every input again" || true)
-  printf "day %2d  append %6.2f s  RSS %5d MB  wrote %6d MB%s\n" $((d + 1)) "$secs" "$rss" \
-    $(( ${bytes:-0} / 1000000 )) "$([ "$again" -gt 0 ] && echo '  (read every input again)')"
+  printf "day %2d  append %6.2f s  RSS %5d MB  wrote %7.1f MB%s\n" $((d + 1)) "$secs" "$rss" \
+    "$(echo "${bytes:-0} / 1000000" | bc -l)" "$([ "$again" -gt 0 ] && echo '  (read every input again)')"
   [ $d -eq $((${#days[@]} - 1)) ] && last="$secs $rss ${bytes:-0}"
 done
 size=$(du -sb "$wh" | cut -f1)
@@ -51,7 +51,7 @@ frss=$(echo "$out" | awk '/^TIME/ {print int($3 / 1024)}')
 fbytes=$(du -sb "$full" | cut -f1)
 read -r lsecs lrss lbytes <<< "$last"
 echo
-printf "day %d's append: %.2f s, RSS %d MB, wrote %d MB (of a %d MB warehouse)\n" "${#days[@]}" "$lsecs" "$lrss" $((lbytes / 1000000)) $((size / 1000000))
+printf "day %d's append: %.2f s, RSS %d MB, wrote %.1f MB (of a %d MB warehouse)\n" "${#days[@]}" "$lsecs" "$lrss" "$(echo "$lbytes / 1000000" | bc -l)" $((size / 1000000))
 printf "full re-ingest of all %d days: %.2f s, RSS %d MB, wrote %d MB\n" "${#days[@]}" "$fsecs" "$frss" $((fbytes / 1000000))
 printf "append / full: time %.2fx, bytes %.3fx; load %s\n" "$(echo "$lsecs / $fsecs" | bc -l)" "$(echo "$lbytes / $fbytes" | bc -l)" "$(load)"
 if [ "$CHECK" = 1 ]; then

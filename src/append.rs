@@ -11,9 +11,12 @@
 //!   (`root_hash(root) % B`, the hash of `--shard`). For each bucket the new events touch,
 //!   the bucket's kept events are read back from its `events` files and assembled with the
 //!   new lines' events by the full ingest's own assembly (first in (file path, line) order
-//!   wins), then every agent of the bucket is reduced again. New events go into a new
+//!   wins), then the touched agents are reduced again. New events go into a new
 //!   `events` file of the bucket (its files are compacted into one past
-//!   [`MAX_EVENTS_FILES`]); the bucket's derived files are replaced. The shared tables
+//!   [`MAX_EVENTS_FILES`]). Each derived table of a bucket is a list of files too: those
+//!   holding touched agents' rows (found by their `root` column) are written again
+//!   without them, the touched agents' rows go into a new file, the others stay (past
+//!   [`MAX_DERIVED_FILES`] the smallest are merged: `derived_files`). The shared tables
 //!   (`files`, `rejects`) are rewritten whole: the old rows plus what this run read and
 //!   what assembly found. One bucket is in memory at a time, with the new inputs.
 //! - **When the warehouse cannot tell exactly** what a full ingest would do, the append
@@ -64,6 +67,8 @@ use runlog_core::{reduce_all, Event, Summary};
 pub const BUCKETS: u32 = 64;
 /// A bucket's `events` files are compacted into one when an append would make more.
 pub const MAX_EVENTS_FILES: usize = 8;
+/// Files a bucket keeps of each derived table: past it, an append merges the smallest.
+pub const MAX_DERIVED_FILES: usize = 8;
 /// How many times an append plans again on a version another writer committed first.
 pub const MAX_ATTEMPTS: usize = 32;
 
@@ -197,6 +202,18 @@ pub fn append_sources(
     gc: GcPolicy,
     shard: Option<Shard>,
 ) -> Result<Appended> {
+    append_sources_with(root, sources, opts, gc, shard, None)
+}
+
+/// [`append_sources`], reporting the downloads of objects to `progress` as they go.
+pub fn append_sources_with(
+    root: &Root,
+    sources: &Sources,
+    opts: &IngestOptions,
+    gc: GcPolicy,
+    shard: Option<Shard>,
+    progress: Option<inputs::DownloadProgress>,
+) -> Result<Appended> {
     if let Some(s) = shard.filter(|s| BUCKETS % s.count != 0) {
         return Err(Error::Invalid(format!(
             "--append --shard {s}: N must divide the warehouse's {BUCKETS} buckets (1, 2, 4, \
@@ -204,7 +221,7 @@ pub fn append_sources(
         )));
     }
     let start = Instant::now();
-    let downloads = Downloads::new();
+    let downloads = Downloads::with_progress(progress);
     let run = Run {
         root,
         sources: &sources.files,
@@ -1404,22 +1421,20 @@ impl Buckets<'_> {
             }));
         }
         let derived = reduce_all(&ing_b);
-        // The derived tables: the untouched agents' rows as they were, the touched
-        // agents' rows new.
+        // The derived tables: a file holding touched agents' rows is written again without
+        // them, the touched agents' rows go into a new file, the other files stay.
         let bid = format!("{id}-b{b:03}");
-        let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
+        let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut rows: HashMap<&str, u64> = HashMap::new();
         for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
-            let mut old = Vec::new();
-            for rel in file_of(t) {
-                old.extend(read_parquet(root, &rel)?);
+            let fresh = store::derived_batch(&derived, t)?;
+            let (files, n) = derived_files(root, dir, &bid, t, &file_of(t), &touched_roots, fresh)?;
+            if !files.is_empty() {
+                written.insert(t.to_string(), files);
             }
-            let (_, mut keep) = split_by_root(&old, &touched_roots)?;
-            keep.push(store::derived_batch(&derived, t)?);
-            keep.retain(|b| b.num_rows() > 0);
-            tables.insert(t, keep);
+            rows.insert(t, n);
         }
-        let rows = |t: &str| tables[t].iter().map(|b| b.num_rows() as u64).sum::<u64>();
-        let (agents, intervals) = (rows("agents"), rows("intervals"));
+        let (agents, intervals) = (rows["agents"], rows["intervals"]);
         // `events`: only the new events in a file of their own, unless a kept event
         // was retracted or lost to a new line, or the bucket has files enough: then
         // the bucket's events in one file.
@@ -1431,6 +1446,7 @@ impl Buckets<'_> {
             .count();
         let append_only =
             dropped == 0 && still_old == old_count && events_files.len() < MAX_EVENTS_FILES;
+        let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
         let events_list = if append_only {
             let fresh = Ingested {
                 files: ing_b.files.clone(),
@@ -1464,8 +1480,8 @@ impl Buckets<'_> {
         for batches in tables.values_mut() {
             *batches = rebatch(batches)?;
         }
-        let mut written = store::write_parts(dir, &bid, &tables)?;
-        if append_only {
+        written.extend(store::write_parts(dir, &bid, &tables)?);
+        if append_only && !events_list.is_empty() {
             written.insert("events".into(), events_list);
         }
         Ok(Ok(BucketOut {
@@ -1502,6 +1518,106 @@ fn write_bucket(
     Ok(files)
 }
 
+/// One file of a bucket's derived table after an append: a committed file kept as it is
+/// (its bytes, read to look at its roots, kept for a compaction), or rows to write.
+enum Piece {
+    Kept {
+        rel: String,
+        rows: u64,
+        bytes: bytes::Bytes,
+    },
+    New(Vec<RecordBatch>),
+}
+
+impl Piece {
+    fn rows(&self) -> u64 {
+        match self {
+            Piece::Kept { rows, .. } => *rows,
+            Piece::New(batches) => batches.iter().map(|b| b.num_rows() as u64).sum(),
+        }
+    }
+}
+
+/// The files of the derived table `table` of one bucket after an append that touched the
+/// agents `touched` (whose rows are now `fresh`), and its rows. Of the bucket's `files`,
+/// only those holding touched agents' rows (found by their `root` column alone) are
+/// written again, without those rows; the others stay named as they are, and `fresh` is a
+/// new file. So an append that touches new agents only writes no old file, and one that
+/// touches yesterday's agents writes yesterday's file again, not the bucket's history.
+/// Past [`MAX_DERIVED_FILES`] files, the smallest files but the new one are merged into
+/// one (a file is merged again only while it is among the smallest, so a compaction does
+/// not rewrite the history). Files are written under `dir`, ids from `bid`.
+fn derived_files(
+    root: &Root,
+    dir: &Path,
+    bid: &str,
+    table: &'static str,
+    files: &[String],
+    touched: &HashSet<String>,
+    fresh: RecordBatch,
+) -> Result<(Vec<String>, u64)> {
+    let mut pieces = Vec::with_capacity(files.len() + 1);
+    for rel in files {
+        let bytes = parquet_bytes(root, rel)?;
+        let roots = decode_parquet(bytes.clone(), Some("root"))?;
+        let (hit, _) = split_by_root(&roots, touched)?;
+        if hit.iter().all(|b| b.num_rows() == 0) {
+            let rows = roots.iter().map(|b| b.num_rows() as u64).sum();
+            pieces.push(Piece::Kept {
+                rel: rel.clone(),
+                rows,
+                bytes,
+            });
+            continue;
+        }
+        let (_, mut keep) = split_by_root(&decode_parquet(bytes, None)?, touched)?;
+        keep.retain(|b| b.num_rows() > 0);
+        if !keep.is_empty() {
+            pieces.push(Piece::New(keep));
+        }
+    }
+    // The touched agents' rows are not merged with others: those agents are the likeliest
+    // to be touched again by the next append (agents running on), which would then write
+    // the others' rows again with them, day after day.
+    let settled = pieces.len();
+    if fresh.num_rows() > 0 {
+        pieces.push(Piece::New(vec![fresh]));
+    }
+    if pieces.len() > MAX_DERIVED_FILES {
+        // Merge the smallest of the others into one, leaving MAX_DERIVED_FILES.
+        let mut order: Vec<usize> = (0..settled).collect();
+        order.sort_by_key(|&k| (pieces[k].rows(), k));
+        let merge: HashSet<usize> = order[..pieces.len() - MAX_DERIVED_FILES + 1]
+            .iter()
+            .copied()
+            .collect();
+        let mut merged = Vec::new();
+        let mut rest = Vec::with_capacity(MAX_DERIVED_FILES);
+        for (k, p) in pieces.into_iter().enumerate() {
+            match (merge.contains(&k), p) {
+                (false, p) => rest.push(p),
+                (true, Piece::New(b)) => merged.extend(b),
+                (true, Piece::Kept { bytes, .. }) => merged.extend(decode_parquet(bytes, None)?),
+            }
+        }
+        rest.push(Piece::New(merged));
+        pieces = rest;
+    }
+    let total = pieces.iter().map(Piece::rows).sum();
+    let mut names = Vec::with_capacity(pieces.len());
+    for (k, p) in pieces.into_iter().enumerate() {
+        match p {
+            Piece::Kept { rel, .. } => names.push(rel),
+            Piece::New(batches) => {
+                let one = BTreeMap::from([(table, rebatch(&batches)?)]);
+                let written = store::write_parts(dir, &format!("{bid}-{k:02}"), &one)?;
+                names.extend(written.into_values().flatten());
+            }
+        }
+    }
+    Ok((names, total))
+}
+
 /// Reads a whole table of the version `m` with `decode`.
 fn read_table<T>(
     root: &Root,
@@ -1524,9 +1640,13 @@ fn read_files_table(root: &Root, m: &Manifest) -> Result<Vec<FileSummary>> {
 
 /// One committed Parquet file's batches, through the warehouse's store.
 fn read_parquet(root: &Root, rel: &str) -> Result<Vec<RecordBatch>> {
-    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    decode_parquet(parquet_bytes(root, rel)?, None)
+}
+
+/// One committed file's bytes, through the warehouse's store.
+fn parquet_bytes(root: &Root, rel: &str) -> Result<bytes::Bytes> {
     use object_store::ObjectStoreExt;
-    let bytes = block_on(async {
+    block_on(async {
         root.store
             .get(&root.path(rel))
             .await
@@ -1534,9 +1654,22 @@ fn read_parquet(root: &Root, rel: &str) -> Result<Vec<RecordBatch>> {
             .bytes()
             .await
             .map_err(|e| root.store_error(rel, e))
-    })?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)?.build()?;
-    Ok(reader.collect::<std::result::Result<Vec<_>, _>>()?)
+    })
+}
+
+/// A Parquet file's batches: every column, or the one column `only`.
+fn decode_parquet(bytes: bytes::Bytes, only: Option<&str>) -> Result<Vec<RecordBatch>> {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use datafusion::parquet::arrow::ProjectionMask;
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(bytes)?;
+    if let Some(name) = only {
+        let column = builder.schema().index_of(name)?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), [column]);
+        builder = builder.with_projection(mask);
+    }
+    Ok(builder
+        .build()?
+        .collect::<std::result::Result<Vec<_>, _>>()?)
 }
 
 /// The events of a batch of the `events` table, numbered by `idx`.

@@ -4,13 +4,16 @@
 //!
 //! The core reads local files only, and knows nothing of object stores. So a store's
 //! objects are downloaded first, streamed a chunk at a time (never held whole in memory),
-//! [`DOWNLOADS_AT_ONCE`] at a time, into a private temporary folder that is removed when the
-//! [`Resolved`] inputs are dropped; and each is handed to the core with the name it is shown
-//! by, its URL (`s3://bucket/key`: the `file` column, rejects, the summary, messages), and
-//! its key relative to the prefix named (what importers take for a missing id, as they take
-//! a file's path relative to its folder). A URL naming an object reads it whatever its
-//! name; a prefix lists every object under it, keeping those whose names look like logs
-//! as a folder walk does (the others are reported as skipped, by URL).
+//! [`DOWNLOADS_AT_ONCE`] at a time, into a private temporary folder that is removed when
+//! the [`Resolved`] inputs are dropped. A run killed before that leaves the folder behind:
+//! each holds an owner file, and the next run that downloads removes the folders of this
+//! host's processes that are gone ([`remove_dead_downloads`]). Each object is handed to
+//! the core with the name it is shown by, its URL (`s3://bucket/key`: the `file` column,
+//! rejects, the summary, messages), and its key relative to the prefix named (what
+//! importers take for a missing id, as they take a file's path relative to its folder). A
+//! URL naming an object reads it whatever its name; a prefix lists every object under it,
+//! keeping those whose names look like logs as a folder walk does (the others are
+//! reported as skipped, by URL).
 //!
 //! [`list`] lists every location without downloading anything ([`Sources`]: local files,
 //! and objects with what the store says of them, [`ObjectStamp`]), and [`Downloads`]
@@ -26,6 +29,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjPath;
@@ -35,6 +39,7 @@ use runlog_core::fingerprint::ObjectStamp;
 use crate::error::{Error, Result};
 use crate::ingest::{is_log_name, Input, Inputs};
 use crate::objstore;
+use crate::owner::Owner;
 
 /// Objects downloaded at once: enough to hide a store's latency on many small files, few
 /// enough to leave bandwidth to each.
@@ -55,6 +60,11 @@ pub struct Resolved {
 /// and downloaded (see the module documentation). Every remote location is listed before
 /// anything is downloaded, so a missing bucket or an empty prefix fails at once.
 pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
+    resolve_with(locations, None)
+}
+
+/// [`resolve`], reporting the downloads to `progress` as they go.
+pub fn resolve_with(locations: &[PathBuf], progress: Option<DownloadProgress>) -> Result<Resolved> {
     if !locations.iter().any(|l| objstore::is_supported_remote(l)) {
         return Ok(Resolved {
             inputs: Inputs::discover(&local_paths(locations)?)?,
@@ -63,7 +73,7 @@ pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
         });
     }
     let sources = list(locations)?;
-    let downloads = Downloads::new();
+    let downloads = Downloads::with_progress(progress);
     let objects: Vec<&StoreObject> = sources.objects().collect();
     let mut files = downloads.fetch(&objects)?;
     files.extend(sources.files.iter().filter_map(|s| match s {
@@ -207,12 +217,38 @@ fn stamp_of(m: &ObjectMeta) -> ObjectStamp {
     }
 }
 
+/// What downloads report as they go (for a progress bar: the library draws none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownloadEvent {
+    /// Downloads start: how many objects, and their bytes as listed.
+    Started { objects: u64, bytes: u64 },
+    /// Bytes received (of any of them).
+    Bytes(u64),
+    /// One object is downloaded whole.
+    Object,
+    /// The downloads started last are over (all done, or one failed).
+    Finished,
+}
+
+/// Where downloads report their [`DownloadEvent`]s (called from the download tasks).
+pub type DownloadProgress = Arc<dyn Fn(DownloadEvent) + Send + Sync>;
+
 /// Local copies of objects, in a private temporary folder removed when this is dropped
 /// (at the end of the command, and on an error). Each object is downloaded once however
 /// many times it is asked for.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Downloads {
     state: Mutex<DownloadState>,
+    progress: Option<DownloadProgress>,
+}
+
+impl std::fmt::Debug for Downloads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Downloads")
+            .field("state", &self.state)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -228,6 +264,20 @@ impl Downloads {
         Downloads::default()
     }
 
+    /// Downloads that report to `progress` as they go.
+    pub fn with_progress(progress: Option<DownloadProgress>) -> Downloads {
+        Downloads {
+            progress,
+            ..Downloads::default()
+        }
+    }
+
+    fn report(&self, e: DownloadEvent) {
+        if let Some(p) = &self.progress {
+            p(e);
+        }
+    }
+
     /// Local copies of `objects` (in their order), downloading those not downloaded yet
     /// ([`DOWNLOADS_AT_ONCE`] at a time, each streamed to disk).
     pub fn fetch(&self, objects: &[&StoreObject]) -> Result<Vec<Input>> {
@@ -240,24 +290,30 @@ impl Downloads {
                 .filter(|o| !st.got.contains_key(&o.name) && seen.insert(o.name.as_str()))
                 .collect();
             if st.dir.is_none() && !jobs.is_empty() {
-                st.dir = Some(
-                    tempfile::Builder::new()
-                        .prefix("runlog-inputs-")
-                        .tempdir()
-                        .map_err(|e| Error::io(std::env::temp_dir(), e))?,
-                );
+                st.dir = Some(download_dir(&std::env::temp_dir())?);
             }
             let dir = st.dir.as_ref().map(|d| d.path().to_path_buf());
             (dir.unwrap_or_default(), jobs)
         };
+        if jobs.is_empty() {
+            let st = self.lock();
+            return Ok(objects.iter().map(|o| st.got[&o.name].0.clone()).collect());
+        }
+        self.report(DownloadEvent::Started {
+            objects: jobs.len() as u64,
+            bytes: jobs.iter().map(|o| o.stamp.size).sum(),
+        });
         let first = self.lock().got.len();
         let got = objstore::block_on(
             futures::stream::iter(jobs.into_iter().enumerate().map(|(k, o)| {
                 let local = dir.join(format!("{:06}-{}", first + k, o.file_name()));
                 async move {
-                    let meta = download(o.store.as_ref(), &o.location, &local)
-                        .await
-                        .map_err(|e| Error::Invalid(format!("{}: {e}", o.name)))?;
+                    let meta = download(o.store.as_ref(), &o.location, &local, &|n| {
+                        self.report(DownloadEvent::Bytes(n))
+                    })
+                    .await
+                    .map_err(|e| Error::Invalid(format!("{}: {e}", o.name)))?;
+                    self.report(DownloadEvent::Object);
                     let input = Input {
                         path: local,
                         name: o.name.clone(),
@@ -268,7 +324,9 @@ impl Downloads {
             }))
             .buffered(DOWNLOADS_AT_ONCE)
             .try_collect::<Vec<_>>(),
-        )?;
+        );
+        self.report(DownloadEvent::Finished);
+        let got = got?;
         let mut st = self.lock();
         for (input, stamp) in got {
             st.bytes += stamp.size;
@@ -350,6 +408,65 @@ impl Downloads {
         // A download that panicked leaves nothing half-recorded: the state stays usable.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The prefix of the folders objects are downloaded to, under the temporary folder.
+pub const DOWNLOAD_DIR_PREFIX: &str = "runlog-inputs-";
+/// The owner file inside each such folder ([`Owner`]: host, boot, pid and its start time).
+pub const DOWNLOAD_OWNER: &str = "_owner.json";
+/// A download folder without an owner file (a run killed between making the folder and
+/// writing the file, or an older release's) is removed once it is older than this.
+pub const UNOWNED_DOWNLOADS_AGE: Duration = Duration::from_secs(24 * 3600);
+
+/// A new private folder under `tmp` for this run's downloads, with its owner file; the
+/// folders of runs that are gone are removed first ([`remove_dead_downloads`]).
+fn download_dir(tmp: &Path) -> Result<tempfile::TempDir> {
+    remove_dead_downloads(tmp);
+    let dir = tempfile::Builder::new()
+        .prefix(DOWNLOAD_DIR_PREFIX)
+        .tempdir_in(tmp)
+        .map_err(|e| Error::io(tmp, e))?;
+    // The expiry is not what removes it: see remove_dead_downloads.
+    let owner = Owner::valid_for(UNOWNED_DOWNLOADS_AGE);
+    let p = dir.path().join(DOWNLOAD_OWNER);
+    std::fs::write(&p, serde_json::to_vec(&owner)?).map_err(|e| Error::io(&p, e))?;
+    Ok(dir)
+}
+
+/// Removes the download folders (`runlog-inputs-*`) under `tmp` that a killed run left
+/// behind (a normal run removes its own when it ends): those whose owner is this host and
+/// whose process is gone ([`Owner::is_gone_here`]), and those without a readable owner
+/// file older than [`UNOWNED_DOWNLOADS_AGE`]. A live process's folder, this one's
+/// included, and another host's (a shared temporary folder) are kept. Best effort: a
+/// folder that cannot be read or removed is left.
+pub fn remove_dead_downloads(tmp: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(rd) = std::fs::read_dir(tmp) else {
+        return removed;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let named = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(DOWNLOAD_DIR_PREFIX));
+        // Not followed through a link: only real folders are ours.
+        if !named || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let gone = match Owner::read(&p.join(DOWNLOAD_OWNER)) {
+            Some(owner) => owner.is_gone_here(),
+            None => std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > UNOWNED_DOWNLOADS_AGE),
+        };
+        if gone && std::fs::remove_dir_all(&p).is_ok() {
+            removed.push(p);
+        }
+    }
+    removed
 }
 
 /// What one remote location holds.
@@ -442,11 +559,13 @@ fn store_message(e: &object_store::Error) -> String {
     s
 }
 
-/// Streams one object into a new local file; what the store said of the bytes it sent.
+/// Streams one object into a new local file, telling `got_bytes` each chunk's size; what the
+/// store said of the bytes it sent.
 async fn download(
     store: &dyn ObjectStore,
     location: &ObjPath,
     to: &Path,
+    got_bytes: &(dyn Fn(u64) + Sync),
 ) -> std::result::Result<ObjectMeta, String> {
     use std::io::Write;
     let got = store.get(location).await.map_err(|e| store_message(&e))?;
@@ -460,6 +579,7 @@ async fn download(
         let chunk = chunk.map_err(|e| store_message(&e))?;
         file.write_all(&chunk)
             .map_err(|e| format!("{}: {e}", to.display()))?;
+        got_bytes(chunk.len() as u64);
     }
     file.flush().map_err(|e| format!("{}: {e}", to.display()))?;
     Ok(meta)
@@ -551,11 +671,109 @@ mod tests {
         let again = listed(&s, "s3://bk/p/a.jsonl").unwrap();
         assert_eq!(again.objects[0].stamp.size, 3);
         assert!(!a.stamp.same_object(&again.objects[0].stamp));
-        // The copies go with the downloads.
+        // The copies go with the downloads; their folder says whose it is.
         let dir = got[0].path.parent().unwrap().to_path_buf();
         assert!(dir.is_dir());
+        let owner = Owner::read(&dir.join(DOWNLOAD_OWNER)).unwrap();
+        assert_eq!(owner.pid, std::process::id());
+        assert!(!owner.is_gone_here());
         drop(d);
         assert!(!dir.exists());
+    }
+
+    /// A download folder left by a process that is gone (`kill -9`: no drop ran) is
+    /// removed by the next run that downloads; a live process's (this test's), another
+    /// host's and a recent one without an owner file are kept, one without an owner file
+    /// older than a day is removed; other folders are never looked at.
+    #[test]
+    fn dead_runs_download_folders_are_removed_and_live_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = |name: &str, owner: Option<&Owner>| {
+            let d = tmp.path().join(format!("{DOWNLOAD_DIR_PREFIX}{name}"));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("000000-a.jsonl"), "{}\n").unwrap();
+            if let Some(o) = owner {
+                std::fs::write(d.join(DOWNLOAD_OWNER), serde_json::to_vec(o).unwrap()).unwrap();
+            }
+            d
+        };
+        // A process that has ended: its pid no longer has the start time recorded.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut dead = Owner::valid_for(UNOWNED_DOWNLOADS_AGE);
+        dead.pid = child.id();
+        child.wait().unwrap();
+        assert!(dead.is_gone_here());
+        let dead_dir = folder("dead", Some(&dead));
+        let live_dir = folder("live", Some(&Owner::valid_for(UNOWNED_DOWNLOADS_AGE)));
+        let mut elsewhere = dead.clone();
+        elsewhere.host = format!("not-{}", elsewhere.host);
+        let other_host = folder("elsewhere", Some(&elsewhere));
+        let fresh = folder("fresh", None);
+        let old = folder("old", None);
+        let two_days = std::time::SystemTime::now() - 2 * UNOWNED_DOWNLOADS_AGE;
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(two_days)
+            .unwrap();
+        let unrelated = tmp.path().join("someone-else");
+        std::fs::create_dir(&unrelated).unwrap();
+        std::fs::File::open(&unrelated)
+            .unwrap()
+            .set_modified(two_days)
+            .unwrap();
+
+        let mut removed = remove_dead_downloads(tmp.path());
+        removed.sort();
+        assert_eq!(removed, [dead_dir.clone(), old.clone()]);
+        for d in [&dead_dir, &old] {
+            assert!(!d.exists(), "{}", d.display());
+        }
+        for d in [&live_dir, &other_host, &fresh, &unrelated] {
+            assert!(d.is_dir(), "{}", d.display());
+        }
+        // A run that downloads sweeps first, and its own folder survives the next sweep.
+        let dead_again = folder("dead2", Some(&dead));
+        let mine = download_dir(tmp.path()).unwrap();
+        assert!(!dead_again.exists());
+        assert!(remove_dead_downloads(tmp.path()).is_empty());
+        assert!(mine.path().join(DOWNLOAD_OWNER).is_file());
+    }
+
+    /// Downloads report what they start (objects and listed bytes), every byte received,
+    /// each object done, and their end; objects downloaded already report nothing.
+    #[test]
+    fn downloads_report_their_progress() {
+        let s = store(&["p/a.jsonl", "p/b.jsonl", "p/c.jsonl"]);
+        objstore::block_on(s.put(&ObjPath::from("p/c.jsonl"), vec![b'\n'; 3 << 20].into()))
+            .unwrap();
+        let l = listed(&s, "s3://bk/p/").unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let e = events.clone();
+        let d = Downloads::with_progress(Some(Arc::new(move |ev| e.lock().unwrap().push(ev))));
+        let objects: Vec<&StoreObject> = l.objects.iter().collect();
+        d.fetch(&objects).unwrap();
+        let got = std::mem::take(&mut *events.lock().unwrap());
+        let total = 3 + 3 + (3 << 20);
+        assert_eq!(
+            got.first(),
+            Some(&DownloadEvent::Started {
+                objects: 3,
+                bytes: total
+            })
+        );
+        assert_eq!(got.last(), Some(&DownloadEvent::Finished));
+        let bytes: u64 = got
+            .iter()
+            .map(|e| match e {
+                DownloadEvent::Bytes(n) => *n,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(bytes, total);
+        let done = got.iter().filter(|e| **e == DownloadEvent::Object).count();
+        assert_eq!(done, 3);
+        d.fetch(&objects).unwrap();
+        assert!(events.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod html;
 pub mod inputs;
 pub mod location;
 pub mod objstore;
+pub mod owner;
 pub mod pipeline;
 pub mod query;
 pub mod replay;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use runlog::pipeline::{CommitMode, MaxRejects, Memory, WriteOptions};
 
-use super::{ingest_options, memory, parse_format, progress_options, ReadArgs};
+use super::{download_progress, ingest_options, memory, parse_format, progress_options, ReadArgs};
 
 #[derive(Args)]
 pub struct IngestArgs {
@@ -112,14 +112,19 @@ pub fn run(args: IngestArgs) -> Result<()> {
         // know unchanged (docs/append-design.md).
         let sources = runlog::inputs::list(&paths)?;
         let (opts, bar) = progress_options(&read, || sources.bytes());
-        let appended = runlog::objstore::Root::open(&warehouse)
-            .and_then(|root| runlog::append::append_sources(&root, &sources, &opts, gc, shard));
+        // The download bar is drawn above the reading bar while objects download.
+        let multi = indicatif::MultiProgress::new();
+        let bar = bar.map(|b| multi.add(b));
+        let downloads = download_progress(quiet, Some(&multi));
+        let appended = runlog::objstore::Root::open(&warehouse).and_then(|root| {
+            runlog::append::append_sources_with(&root, &sources, &opts, gc, shard, downloads)
+        });
         if let Some(b) = bar {
             b.finish_and_clear();
         }
         return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
     }
-    let resolved = runlog::inputs::resolve(&paths)?;
+    let resolved = runlog::inputs::resolve_with(&paths, download_progress(quiet, None))?;
     let memory = match spill_partitions {
         Some(0) => Memory::InMemory,
         Some(p) => Memory::Spilled(p),

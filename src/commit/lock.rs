@@ -21,11 +21,9 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
 
@@ -39,106 +37,13 @@ pub const RENEW_EVERY: Duration = Duration::from_secs(10);
 /// Age after which a `_lock.break` left by a dead breaker is removed.
 pub const BREAK_TTL: Duration = Duration::from_secs(30);
 
-/// Who holds a lock (or owns a spill folder): written whole when it is taken.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Owner {
-    /// Random per lock: tells this lock from any other, even of the same process.
-    pub nonce: String,
-    pub host: String,
-    /// The kernel's boot id: a pid means something only within one boot.
-    pub boot: String,
-    pub pid: u32,
-    /// The process's start time (clock ticks since boot, `/proc/PID/stat`): a pid that is
-    /// reused by a later process does not look alive.
-    pub pid_start: Option<u64>,
-    pub taken_at: String,
-    /// Seconds since the Unix epoch after which the lock is stale whoever holds it.
-    pub expires_at: u64,
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
-}
-
-fn read_trim(path: &str) -> Option<String> {
-    fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
-/// This machine's host name (`/proc/sys/kernel/hostname`, `/etc/hostname`, `$HOSTNAME`).
-pub fn host_name() -> String {
-    read_trim("/proc/sys/kernel/hostname")
-        .or_else(|| read_trim("/etc/hostname"))
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown-host".into())
-}
-
-fn boot_id() -> String {
-    read_trim("/proc/sys/kernel/random/boot_id").unwrap_or_default()
-}
-
-/// A process's start time in clock ticks since boot (field 22 of `/proc/PID/stat`).
-fn pid_start(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces: count after it.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// A nonce no other lock shares: time, process and a counter, mixed.
-fn nonce() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let t = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut h = runlog_core::shard::root_hash(&format!("{t}-{}-{n}", std::process::id()));
-    h ^= t.rotate_left(17);
-    format!("{h:016x}{n:04x}")
-}
+use crate::owner::now_secs;
+pub use crate::owner::{host_name, Owner};
 
 impl Owner {
     /// This process, now, valid for [`TTL`].
     pub fn me() -> Owner {
-        let pid = std::process::id();
-        Owner {
-            nonce: nonce(),
-            host: host_name(),
-            boot: boot_id(),
-            pid,
-            pid_start: pid_start(pid),
-            taken_at: chrono::Utc::now().to_rfc3339(),
-            expires_at: now_secs() + TTL.as_secs(),
-        }
-    }
-
-    /// Whether the owner is gone: its process has ended on this host and boot, or (from
-    /// anywhere) its expiry has passed.
-    pub fn is_stale(&self) -> bool {
-        if now_secs() > self.expires_at {
-            return true;
-        }
-        let here = self.host == host_name() && !self.boot.is_empty() && self.boot == boot_id();
-        here && (self.pid_start.is_none() || pid_start(self.pid) != self.pid_start)
-    }
-
-    /// How the owner is named in messages.
-    pub fn describe(&self) -> String {
-        format!(
-            "process {} on {} since {}",
-            self.pid, self.host, self.taken_at
-        )
-    }
-
-    /// Reads an owner file; `None` when it is missing or not an owner (damaged, foreign).
-    pub fn read(path: &Path) -> Option<Owner> {
-        serde_json::from_slice(&fs::read(path).ok()?).ok()
+        Owner::valid_for(TTL)
     }
 
     /// Writes the owner to `path` whole: a temporary file renamed into place.

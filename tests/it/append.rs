@@ -511,6 +511,77 @@ fn many_appends_compact_each_buckets_events_files() {
     assert_same(&wh, &full, "many appends");
 }
 
+/// Derived files of a bucket named in the version at `wh`: table -> bucket -> files.
+fn derived_files(wh: &Path) -> BTreeMap<String, BTreeMap<u32, Vec<String>>> {
+    let mut m = runlog::commit::read_manifest(wh).unwrap().bucket_files;
+    m.remove("events");
+    m
+}
+
+#[test]
+fn appends_of_new_agents_keep_the_old_derived_files_and_compaction_bounds_them() {
+    // By agent: each file holds its own agents, so each append touches new agents only;
+    // with ~3 agents per bucket and file, most buckets gain files on every append.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 2400,
+        seed: 5,
+        files: 12,
+        layout: Layout::ByAgent,
+        mix: Mix::Persisted,
+        ..Default::default()
+    };
+    let gen = dir.path().join("gen");
+    runlog::gen::write(&opts, &gen).unwrap();
+    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let wh = dir.path().join("wh");
+    let max = runlog::append::MAX_DERIVED_FILES;
+    let mut before: BTreeMap<String, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
+    let (mut kept_all, mut compacted) = (0, 0);
+    for f in &logs {
+        let out = stderr(&ingest(std::slice::from_ref(f), &wh, true));
+        assert!(!out.contains("read every input again"), "{out}");
+        let now = derived_files(&wh);
+        for (table, by_b) in &now {
+            for (b, files) in by_b {
+                assert!(
+                    files.len() <= max,
+                    "{table} bucket {b}: {} files",
+                    files.len()
+                );
+            }
+        }
+        for (table, by_b) in &before {
+            for (b, old) in by_b {
+                let new = &now[table][b];
+                if old.len() < max {
+                    // Room for the new agents' file: every old file is still named.
+                    for f in old {
+                        assert!(new.contains(f), "{table} bucket {b}: {f} was rewritten");
+                    }
+                    kept_all += 1;
+                } else {
+                    // Full: the smallest were merged, and the largest file stays.
+                    assert_eq!(new.len(), max, "{table} bucket {b}");
+                    assert!(
+                        old.iter().any(|f| new.contains(f)),
+                        "{table} bucket {b}: every file rewritten"
+                    );
+                    compacted += 1;
+                }
+            }
+        }
+        before = now;
+    }
+    assert!(
+        kept_all > 0 && compacted > 0,
+        "{kept_all} kept, {compacted} compacted"
+    );
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    assert_same(&wh, &full, "appends of new agents");
+}
+
 #[test]
 fn tables_without_rows_are_readable_after_an_append() {
     // Two log events: no intervals, turns, tool calls, callbacks or runs.
