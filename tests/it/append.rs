@@ -356,25 +356,34 @@ fn count_events(wh: &Path) -> Option<u64> {
     )
 }
 
-#[test]
-fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
-    let dir = tempfile::tempdir().unwrap();
+/// The setting of the `kill -9` tests: a rotated log of 400 agents in 4 files under
+/// `dir/gen`, its first file appended into `dir/wh`, all of it ingested into `dir/full`: the
+/// log's files, the appended and the full warehouse, and the events before and after the
+/// rest.
+fn kill_setup(dir: &Path, seed: u64) -> (Vec<PathBuf>, PathBuf, PathBuf, u64, u64) {
     let opts = GenOptions {
         agents: 400,
-        seed: 4,
+        seed,
         files: 4,
         layout: Layout::Rotated,
         ..Default::default()
     };
-    let gen = dir.path().join("gen");
+    let gen = dir.join("gen");
     runlog::gen::write(&opts, &gen).unwrap();
     let logs = runlog::ingest::discover(&[gen]).unwrap().0;
-    let wh = dir.path().join("wh");
+    let wh = dir.join("wh");
     ingest(&logs[..1], &wh, true);
     let first = count_events(&wh).unwrap();
-    let full = dir.path().join("full");
+    let full = dir.join("full");
     ingest(&logs, &full, false);
     let total = count_events(&full).unwrap();
+    (logs, wh, full, first, total)
+}
+
+#[test]
+fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (logs, wh, full, first, total) = kill_setup(dir.path(), 4);
     let mut args: Vec<&str> = vec!["ingest", "--append", "-q", "-w", s(&wh)];
     args.extend(logs[1..].iter().map(|p| s(p)));
     for delay_ms in [5u64, 30, 80, 150, 300, 600] {
@@ -840,22 +849,7 @@ fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
 #[test]
 fn kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = GenOptions {
-        agents: 400,
-        seed: 14,
-        files: 4,
-        layout: Layout::Rotated,
-        ..Default::default()
-    };
-    let gen = dir.path().join("gen");
-    runlog::gen::write(&opts, &gen).unwrap();
-    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
-    let wh = dir.path().join("wh");
-    ingest(&logs[..1], &wh, true);
-    let first = count_events(&wh).unwrap();
-    let full = dir.path().join("full");
-    ingest(&logs, &full, false);
-    let total = count_events(&full).unwrap();
+    let (logs, wh, full, first, total) = kill_setup(dir.path(), 14);
     for (k, delay_ms) in [5u64, 40, 120, 300, 700].into_iter().enumerate() {
         let i = k as u32 % 2;
         let mut child = shard_append(&logs[1..], &wh, i, 2, &["-q"])

@@ -448,28 +448,8 @@ fn ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster() {
 fn appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("logs");
-    let opts = runlog::gen::GenOptions {
-        agents: 60,
-        seed: 6,
-        files: 5,
-        anomalies: 0.05,
-        layout: runlog::gen::Layout::Rotated,
-        ..Default::default()
-    };
-    runlog::gen::write(&opts, &out).unwrap();
-    let files: Vec<String> = runlog::ingest::discover(&[out])
-        .unwrap()
-        .0
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let local = dir.path().join("wh");
-    let local = local.to_str().unwrap();
-    let mut all = vec!["ingest"];
-    all.extend(files.iter().map(String::as_str));
-    all.extend(["-w", local, "-q"]);
-    ok(&all);
+    let (files, local) = logs_and_full_ingest(dir.path(), 6, 5, runlog::gen::Layout::Rotated);
+    let local = local.as_str();
     let s3 = fresh(&bucket, "append");
     ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
     ok(&["ingest", "--append", &files[1], "-w", &s3, "-q"]);
@@ -527,6 +507,39 @@ fn append(inputs: &[&str], wh: &str) -> (serde_json::Value, String) {
 fn versions_of(wh: &str) -> Vec<u64> {
     let root = runlog::objstore::Root::open(Path::new(wh)).unwrap();
     runlog::objstore::block_on(runlog::commit::log::versions(&root)).unwrap()
+}
+
+/// Generated logs (60 agents, 5% anomalies) in `files` files under `dir/logs`, and a full
+/// local ingest of them into `dir/wh`: the logs' paths, in the order ingest reads them, and
+/// the warehouse.
+fn logs_and_full_ingest(
+    dir: &Path,
+    seed: u64,
+    files: u32,
+    layout: runlog::gen::Layout,
+) -> (Vec<String>, String) {
+    let out = dir.join("logs");
+    let opts = runlog::gen::GenOptions {
+        agents: 60,
+        seed,
+        files,
+        anomalies: 0.05,
+        layout,
+        ..Default::default()
+    };
+    runlog::gen::write(&opts, &out).unwrap();
+    let files: Vec<String> = runlog::ingest::discover(&[out])
+        .unwrap()
+        .0
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let local = dir.join("wh").to_string_lossy().into_owned();
+    let mut all = vec!["ingest"];
+    all.extend(files.iter().map(String::as_str));
+    all.extend(["-w", &local, "-q"]);
+    ok(&all);
+    (files, local)
 }
 
 /// Clean generated logs (no duplicates or conflicts: appends stay incremental) in `n`
@@ -801,28 +814,8 @@ fn racing_appenders_of_objects_download_each_object_once() {
 fn sharded_appends_on_s3_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("logs");
-    let opts = runlog::gen::GenOptions {
-        agents: 60,
-        seed: 16,
-        files: 4,
-        anomalies: 0.05,
-        layout: runlog::gen::Layout::Scattered,
-        ..Default::default()
-    };
-    runlog::gen::write(&opts, &out).unwrap();
-    let files: Vec<String> = runlog::ingest::discover(&[out])
-        .unwrap()
-        .0
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let local = dir.path().join("wh");
-    let local = local.to_str().unwrap();
-    let mut all = vec!["ingest"];
-    all.extend(files.iter().map(String::as_str));
-    all.extend(["-w", local, "-q"]);
-    ok(&all);
+    let (files, local) = logs_and_full_ingest(dir.path(), 16, 4, runlog::gen::Layout::Scattered);
+    let local = local.as_str();
     let s3 = fresh(&bucket, "shard-append");
     ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
     // Two shards of the rest at once.
