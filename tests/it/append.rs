@@ -241,7 +241,6 @@ fn check_split(logs: &[PathBuf], seed: u64, full_a: bool, mutate: bool, how: How
 }
 
 fn generated(dir: &Path, layout: Layout, anomalies: f64, seed: u64) -> Vec<PathBuf> {
-    let out = dir.join(format!("gen-{seed}"));
     let opts = GenOptions {
         agents: 60,
         seed,
@@ -250,8 +249,7 @@ fn generated(dir: &Path, layout: Layout, anomalies: f64, seed: u64) -> Vec<PathB
         layout,
         mix: Mix::Deltas,
     };
-    runlog::gen::write(&opts, &out).unwrap();
-    runlog::ingest::discover(&[out]).unwrap().0
+    generated_with(&dir.join(format!("gen-{seed}")), &opts)
 }
 
 #[test]
@@ -356,6 +354,12 @@ fn count_events(wh: &Path) -> Option<u64> {
     )
 }
 
+/// A log generated with `opts` into `dir`: its files, in the order ingest reads them.
+fn generated_with(dir: &Path, opts: &GenOptions) -> Vec<PathBuf> {
+    runlog::gen::write(opts, dir).unwrap();
+    runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
+}
+
 /// The setting of the `kill -9` tests: a rotated log of 400 agents in 4 files under
 /// `dir/gen`, its first file appended into `dir/wh`, all of it ingested into `dir/full`: the
 /// log's files, the appended and the full warehouse, and the events before and after the
@@ -368,9 +372,7 @@ fn kill_setup(dir: &Path, seed: u64) -> (Vec<PathBuf>, PathBuf, PathBuf, u64, u6
         layout: Layout::Rotated,
         ..Default::default()
     };
-    let gen = dir.join("gen");
-    runlog::gen::write(&opts, &gen).unwrap();
-    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let logs = generated_with(&dir.join("gen"), &opts);
     let wh = dir.join("wh");
     ingest(&logs[..1], &wh, true);
     let first = count_events(&wh).unwrap();
@@ -420,9 +422,7 @@ fn eight_concurrent_appenders_all_land_one_version_each() {
         layout: Layout::Scattered,
         ..Default::default()
     };
-    let gen = dir.path().join("gen");
-    runlog::gen::write(&opts, &gen).unwrap();
-    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let logs = generated_with(&dir.path().join("gen"), &opts);
     let full = dir.path().join("full");
     ingest(&logs, &full, false);
     // On the in-memory store, and on a local folder (whose tables are compared).
@@ -468,9 +468,7 @@ fn many_appends_compact_each_buckets_events_files() {
         layout: Layout::Scattered,
         ..Default::default()
     };
-    let gen = dir.path().join("gen");
-    runlog::gen::write(&opts, &gen).unwrap();
-    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let logs = generated_with(&dir.path().join("gen"), &opts);
     let wh = dir.path().join("wh");
     let counts = |wh: &Path| -> BTreeMap<u32, usize> {
         let m = runlog::commit::read_manifest(wh).unwrap();
@@ -540,9 +538,7 @@ fn appends_of_new_agents_keep_the_old_derived_files_and_compaction_bounds_them()
         mix: Mix::Persisted,
         ..Default::default()
     };
-    let gen = dir.path().join("gen");
-    runlog::gen::write(&opts, &gen).unwrap();
-    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let logs = generated_with(&dir.path().join("gen"), &opts);
     let wh = dir.path().join("wh");
     let max = runlog::append::MAX_DERIVED_FILES;
     let mut before: BTreeMap<String, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
@@ -694,9 +690,7 @@ fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
         layout: Layout::Scattered,
         ..Default::default()
     };
-    let gen = dir.path().join("gen");
-    runlog::gen::write(&opts, &gen).unwrap();
-    let logs = runlog::ingest::discover(&[gen]).unwrap().0;
+    let logs = generated_with(&dir.path().join("gen"), &opts);
     let full = dir.path().join("full");
     ingest(&logs, &full, false);
     let full_m = runlog::commit::read_manifest(&full).unwrap();

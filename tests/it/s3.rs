@@ -557,6 +557,13 @@ fn clean_logs(dir: &Path, n: u32, seed: u64) -> Vec<std::path::PathBuf> {
     runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
 }
 
+/// The URL of the object that the file `f` of the local folder `folder` is uploaded to
+/// under `prefix` (by [`upload`]).
+fn object_url(prefix: &str, folder: &Path, f: &Path) -> String {
+    let rel = f.strip_prefix(folder).unwrap().to_string_lossy();
+    format!("{prefix}/{rel}")
+}
+
 /// Every table of `wh` (its inputs under the prefix `from`) equals that of `full` (the same
 /// inputs in the local folder `to`).
 fn assert_same_mapped(wh: &str, from: &str, full: &str, to: &str) {
@@ -573,10 +580,7 @@ fn appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files() {
     let folder = dir.path().join("logs");
     let files = clean_logs(&folder, 6, 11);
     let prefix = fresh(&bucket, "daily");
-    let url = |f: &Path| {
-        let rel = f.strip_prefix(&folder).unwrap().to_string_lossy();
-        format!("{prefix}/{rel}")
-    };
+    let url = |f: &Path| object_url(&prefix, &folder, f);
     let text = |f: &Path| std::fs::read(f).unwrap();
     let lines = |f: &Path| -> Vec<Vec<u8>> {
         text(f)
@@ -674,8 +678,7 @@ fn an_append_that_must_read_a_deleted_object_again_is_refused_naming_it() {
     )
     .unwrap();
     let extra = extra.to_str().unwrap();
-    let rel = files[1].strip_prefix(&folder).unwrap().to_string_lossy();
-    let gone = format!("{prefix}/{rel}");
+    let gone = object_url(&prefix, &folder, &files[1]);
     let bytes = std::fs::read(&files[1]).unwrap();
     delete(&gone);
     // Its own temporary folder: the downloads must be gone from it after the refusal.
@@ -722,10 +725,7 @@ fn appends_of_local_and_s3_inputs_together_equal_a_full_ingest() {
     let local = dir.path().join("local");
     let local_files = clean_logs(&local, 3, 14);
     let prefix = fresh(&bucket, "mixed");
-    let url = |f: &Path| {
-        let rel = f.strip_prefix(&remote).unwrap().to_string_lossy();
-        format!("{prefix}/{rel}")
-    };
+    let url = |f: &Path| object_url(&prefix, &remote, f);
     let listing = format!("{prefix}/");
     let local_dir = local.to_str().unwrap();
     // Day 1: two objects, two local files (the third of each kept for day 2).
@@ -775,9 +775,11 @@ fn racing_appenders_of_objects_download_each_object_once() {
     let urls: Vec<(std::path::PathBuf, u64)> = files
         .iter()
         .map(|f| {
-            let rel = f.strip_prefix(&folder).unwrap().to_string_lossy();
             let size = std::fs::metadata(f).unwrap().len();
-            (std::path::PathBuf::from(format!("{prefix}/{rel}")), size)
+            (
+                std::path::PathBuf::from(object_url(&prefix, &folder, f)),
+                size,
+            )
         })
         .collect();
     let root = runlog::objstore::Root::in_memory("append-objects-race");
