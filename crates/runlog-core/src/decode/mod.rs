@@ -136,7 +136,7 @@ pub fn parse_envelope_after<'l>(line: &'l [u8], last: &mut LastMinute) -> Option
 
 /// `line` as text, if it is valid UTF-8. Most lines are ASCII, which [`fast::is_ascii`]
 /// confirms in a quarter of the instructions of `from_utf8` (callgrind: 2.3% of an ingest).
-fn text(line: &[u8]) -> Option<&str> {
+pub(crate) fn text(line: &[u8]) -> Option<&str> {
     if fast::is_ascii(line) {
         // SAFETY: ASCII is valid UTF-8.
         Some(unsafe { std::str::from_utf8_unchecked(line) })

@@ -40,14 +40,15 @@ pub struct IngestOptions {
     /// any thread, with a batch of a file's events to drain. Imported files are kept in
     /// memory (their roots are resolved across files first).
     pub spill: Option<EventSink>,
-    /// Plain canonical files of at least twice this many bytes are read in pieces of about
-    /// this size, in parallel (a piece starts at a line); 0 reads every file whole.
+    /// The largest piece plain canonical files are read in, in parallel (a piece starts at
+    /// a line; pieces are smaller when the inputs are, so that every thread has several);
+    /// 0 reads every file whole.
     pub split_bytes: u64,
 }
 
 /// Default [`IngestOptions::split_bytes`]: pieces small enough that two cores finish
 /// together (one 52 MB file more or less left one core idle for 0.1 s), large enough that
-/// an agent rarely spans two.
+/// an agent of a log written agent by agent rarely spans two.
 pub const DEFAULT_SPLIT_BYTES: u64 = 16 << 20;
 
 /// A consumer of decoded events that takes them out of the given buffer.

@@ -17,8 +17,9 @@
 //! that folder is, and how the partitions' tables are written and committed, is the
 //! caller's (`runlog::pipeline`).
 
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,6 +49,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct Spill {
     dir: PathBuf,
     parts: Vec<Mutex<BufWriter<File>>>,
+    /// Events in each partition, so that reading one back sizes its buffers once.
+    counts: Vec<AtomicU64>,
     events: AtomicU64,
     bytes: AtomicU64,
     error: Mutex<Option<std::io::Error>>,
@@ -66,6 +69,7 @@ impl Spill {
             .collect::<Result<_>>()?;
         Ok(Spill {
             dir: dir.to_path_buf(),
+            counts: (0..partitions.max(1)).map(|_| AtomicU64::new(0)).collect(),
             parts,
             events: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
@@ -90,14 +94,19 @@ impl Spill {
         let mut bufs: Vec<Vec<u8>> = (0..n)
             .map(|_| Vec::with_capacity(bytes / n + bytes / (4 * n) + 256))
             .collect();
+        let mut counts = vec![0u64; n];
+        self.events
+            .fetch_add(events.len() as u64, Ordering::Relaxed);
         for ev in events.drain(..) {
-            encode(&ev, &mut bufs[partition_of(&ev.root, n)]);
-            self.events.fetch_add(1, Ordering::Relaxed);
+            let p = partition_of(&ev.root, n);
+            encode(&ev, &mut bufs[p]);
+            counts[p] += 1;
         }
         for (p, buf) in bufs.iter().enumerate() {
             if buf.is_empty() {
                 continue;
             }
+            self.counts[p].fetch_add(counts[p], Ordering::Relaxed);
             self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
             let mut w = lock(&self.parts[p]);
             if let Err(e) = w.write_all(buf) {
@@ -111,19 +120,29 @@ impl Spill {
         self.bytes.load(Ordering::Relaxed)
     }
 
-    /// Flushes the partition files; returns their paths.
-    pub fn finish(self) -> Result<Vec<PathBuf>> {
+    /// Flushes the partition files; returns them.
+    pub fn finish(self) -> Result<Vec<Spilled>> {
         if let Some(e) = lock(&self.error).take() {
             return Err(Error::io(&self.dir, e));
         }
-        let mut paths = Vec::with_capacity(self.parts.len());
-        for (p, w) in self.parts.into_iter().enumerate() {
+        let mut parts = Vec::with_capacity(self.parts.len());
+        for (p, (w, count)) in self.parts.into_iter().zip(self.counts).enumerate() {
             let mut w = w.into_inner().unwrap_or_else(|e| e.into_inner());
             w.flush().map_err(|e| Error::io(&self.dir, e))?;
-            paths.push(self.dir.join(format!("p{p:05}.bin")));
+            parts.push(Spilled {
+                path: self.dir.join(format!("p{p:05}.bin")),
+                events: count.into_inner(),
+            });
         }
-        Ok(paths)
+        Ok(parts)
     }
+}
+
+/// A partition file written, and how many events it holds.
+#[derive(Debug, Clone)]
+pub struct Spilled {
+    pub path: PathBuf,
+    pub events: u64,
 }
 
 fn put_str(s: &str, out: &mut Vec<u8>) {
@@ -173,51 +192,104 @@ impl<'a> Cursor<'a> {
         if len == u32::MAX {
             return Some(None);
         }
-        std::str::from_utf8(self.take(len as usize)?).ok().map(Some)
+        crate::decode::text(self.take(len as usize)?).map(Some)
     }
 }
 
-/// Reads a partition file back. Ids are shared as the reader shares them (one
-/// [`crate::event::Id`] per root, session, turn and type), and each event's payload index
-/// is the one spilled with it: reading back neither copies an id per event nor walks the
-/// payloads again.
-pub fn read_partition(path: &Path) -> Result<Vec<Event>> {
-    let mut bytes = Vec::new();
-    BufReader::new(File::open(path).map_err(|e| Error::io(path, e))?)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    let mut c = Cursor { b: &bytes };
-    let mut ids = Ids::default();
-    let mut out = Vec::new();
-    let corrupt = || Error::Invalid(format!("{}: corrupt spill partition", path.display()));
-    while !c.b.is_empty() {
-        let ev = (|| {
-            let seq = c.u64()?;
-            let ts = c.u64()? as i64;
-            let file = c.u32()?;
-            let line = c.u64()?;
-            let index: [u8; INDEX_BYTES] = c.take(INDEX_BYTES)?.try_into().ok()?;
-            let (root, session, turn, kind) = (c.str()??, c.str()??, c.str()?, c.str()??);
-            let data = ids.data(c.str()??);
-            let (root, session, turn, kind) = ids.of_spilled(root, session, turn, kind);
-            let index = PayloadIndex::from_bytes(Kind::of(&kind), &index);
-            Some(Event {
-                seq,
-                ts,
-                root,
-                session,
-                turn,
-                kind,
-                data,
-                file,
-                line,
-                index,
-            })
-        })()
-        .ok_or_else(corrupt)?;
-        out.push(ev);
+/// Bytes a partition is read back in at a time (a record longer than this is read whole).
+const READ_BYTES: usize = 1 << 20;
+
+/// The length of the spill record at the start of `b`, if all of it is there.
+fn record_len(b: &[u8]) -> Option<usize> {
+    let mut at = 8 + 8 + 4 + 8 + INDEX_BYTES;
+    for _ in 0..5 {
+        let len = u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+        if len != u32::MAX {
+            at += len as usize;
+        }
     }
-    Ok(out)
+    (at <= b.len()).then_some(at)
+}
+
+/// Reads a partition file back, [`READ_BYTES`] at a time through `buf` (a thread's, reused
+/// from one partition to the next: a fresh buffer of the whole file for every partition
+/// was a third of a spilled ingest's page faults), as one buffer of events per root in
+/// order of first appearance, each root's in spill order (so that assembly moves every
+/// buffer whole). Ids are shared as the reader shares them (one [`crate::event::Id`] per
+/// root, session, turn and type), and each event's payload index is the one spilled with
+/// it: reading back neither copies an id per event nor walks the payloads again.
+pub fn read_partition(part: &Spilled, buf: &mut Vec<u8>) -> Result<Vec<Vec<Event>>> {
+    let path = &part.path;
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    buf.clear();
+    let mut ids = Ids::default();
+    // Root (by its shared id's address: one per text here) → its buffer.
+    let mut group_of: HashMap<usize, usize, foldhash::fast::RandomState> = HashMap::default();
+    let mut groups: Vec<Vec<Event>> = Vec::new();
+    let mut last: Option<(usize, usize)> = None;
+    let per_root = |groups: &[Vec<Event>]| -> usize {
+        (part.events as usize / groups.len().max(1)).clamp(16, 4096)
+    };
+    let corrupt = || Error::Invalid(format!("{}: corrupt spill partition", path.display()));
+    let mut at = 0;
+    loop {
+        while let Some(len) = record_len(&buf[at..]) {
+            let mut c = Cursor {
+                b: &buf[at..at + len],
+            };
+            at += len;
+            let ev = (|| {
+                let seq = c.u64()?;
+                let ts = c.u64()? as i64;
+                let file = c.u32()?;
+                let line = c.u64()?;
+                let index: [u8; INDEX_BYTES] = c.take(INDEX_BYTES)?.try_into().ok()?;
+                let (root, session, turn, kind) = (c.str()??, c.str()??, c.str()?, c.str()??);
+                let data = ids.data(c.str()??);
+                let (root, session, turn, kind) = ids.of_spilled(root, session, turn, kind);
+                let index = PayloadIndex::from_bytes(Kind::of(&kind), &index);
+                Some(Event {
+                    seq,
+                    ts,
+                    root,
+                    session,
+                    turn,
+                    kind,
+                    data,
+                    file,
+                    line,
+                    index,
+                })
+            })()
+            .ok_or_else(corrupt)?;
+            let key = ev.root.as_ptr() as usize;
+            let g = match last {
+                Some((k, g)) if k == key => g,
+                _ => *group_of.entry(key).or_insert_with(|| {
+                    let cap = per_root(&groups);
+                    groups.push(Vec::with_capacity(cap));
+                    groups.len() - 1
+                }),
+            };
+            last = Some((key, g));
+            groups[g].push(ev);
+        }
+        // The rest of the file after the records read: a record cut by the last read.
+        buf.drain(..at);
+        at = 0;
+        let want = READ_BYTES.max(buf.len());
+        let read = (&mut f)
+            .take(want as u64)
+            .read_to_end(buf)
+            .map_err(|e| Error::io(path, e))?;
+        if read == 0 {
+            if !buf.is_empty() {
+                return Err(corrupt());
+            }
+            return Ok(groups);
+        }
+    }
 }
 
 /// One partition's agents, assembled.
@@ -305,11 +377,11 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
         let next = AtomicUsize::new(0);
         let acc = Mutex::new(Accounting::new(summaries.len()));
         let failed: Mutex<Option<E>> = Mutex::new(None);
-        let one = |k: usize| -> Result<(), E> {
-            let events = read_partition(&parts[k])?;
-            let _ = std::fs::remove_file(&parts[k]);
+        let one = |k: usize, buf: &mut Vec<u8>| -> Result<(), E> {
+            let groups = read_partition(&parts[k], buf)?;
+            let _ = std::fs::remove_file(&parts[k].path);
             let mut a = Accounting::new(names.len());
-            let agents = ingest::assemble_events(vec![events], 1, &names, &imported, &mut a);
+            let agents = ingest::assemble_events(groups, 0, &names, &imported, &mut a);
             lock(&acc).merge(a);
             each(Partition {
                 index: k,
@@ -319,14 +391,17 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
         };
         std::thread::scope(|s| {
             for _ in 0..width {
-                s.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= parts.len() || lock(&failed).is_some() {
-                        break;
-                    }
-                    if let Err(e) = one(k) {
-                        lock(&failed).get_or_insert(e);
-                        break;
+                s.spawn(|| {
+                    let mut buf = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= parts.len() || lock(&failed).is_some() {
+                            break;
+                        }
+                        if let Err(e) = one(k, &mut buf) {
+                            lock(&failed).get_or_insert(e);
+                            break;
+                        }
                     }
                 });
             }
@@ -371,27 +446,72 @@ mod tests {
             line: 9,
             index: PayloadIndex::of("turn/end", "{\"a\":\"ü\"}"),
         };
+        // Seven roots, their events interleaved as in a rotated log.
         let input: Vec<Event> = (0..50)
-            .map(|i| ev(&format!("r{i}"), (i % 2 == 0).then_some("t")))
+            .map(|i| Event {
+                line: i,
+                ..ev(&format!("r{}", i % 7), (i % 2 == 0).then_some("t"))
+            })
             .collect();
         let mut buf = input.clone();
         spill.push(&mut buf);
         assert!(buf.is_empty());
-        let paths = spill.finish().unwrap();
-        let mut back: Vec<Event> = paths
+        let parts = spill.finish().unwrap();
+        let mut buf = Vec::new();
+        let mut back: Vec<Event> = parts
             .iter()
-            .flat_map(|p| read_partition(p).unwrap())
+            .flat_map(|p| read_partition(p, &mut buf).unwrap().concat())
             .collect();
-        back.sort_by(|a, b| a.root.cmp(&b.root));
+        back.sort_by(|a, b| (&a.root, a.line).cmp(&(&b.root, b.line)));
         let mut want = input;
-        want.sort_by(|a, b| a.root.cmp(&b.root));
+        want.sort_by(|a, b| (&a.root, a.line).cmp(&(&b.root, b.line)));
         assert_eq!(back, want);
         // Every root in exactly the partition its hash names.
-        for (p, path) in paths.iter().enumerate() {
-            for e in read_partition(path).unwrap() {
-                assert_eq!(partition_of(&e.root, 3), p);
+        for (p, part) in parts.iter().enumerate() {
+            let groups = read_partition(part, &mut buf).unwrap();
+            assert_eq!(
+                part.events,
+                groups.iter().map(Vec::len).sum::<usize>() as u64
+            );
+            for g in groups {
+                // One buffer per root, in spill order.
+                assert!(g.iter().all(|e| e.root == g[0].root));
+                assert!(g.windows(2).all(|w| w[0].line < w[1].line));
+                assert_eq!(partition_of(&g[0].root, 3), p);
             }
         }
+    }
+
+    #[test]
+    fn records_cut_by_the_reads_and_longer_than_a_read_come_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::create(&dir.path().join("s"), 1).unwrap();
+        // Payloads of 0.1 to 3 MB: records straddle every read and one spans three.
+        let sizes = [100_000, 333_333, 3 << 20, 7, 250_001, 1 << 20, 999_999, 12];
+        let input: Vec<Event> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let data = format!("{{\"t\":\"{}ü\"}}", "x".repeat(n));
+                Event {
+                    seq: i as u64,
+                    ts: 0,
+                    root: format!("r{}", i % 3).into(),
+                    session: "s".into(),
+                    turn: None,
+                    kind: "note/long".into(),
+                    index: PayloadIndex::of("note/long", &data),
+                    data: data.as_str().into(),
+                    file: 0,
+                    line: i as u64 + 1,
+                }
+            })
+            .collect();
+        spill.push(&mut input.clone());
+        let parts = spill.finish().unwrap();
+        let mut back = read_partition(&parts[0], &mut Vec::new()).unwrap().concat();
+        back.sort_by_key(|e| e.seq);
+        assert_eq!(back, input);
     }
 
     #[test]
@@ -411,9 +531,9 @@ mod tests {
             index: PayloadIndex::NONE,
         }];
         spill.push(&mut evs);
-        let paths = spill.finish().unwrap();
-        let bytes = std::fs::read(&paths[0]).unwrap();
-        std::fs::write(&paths[0], &bytes[..bytes.len() - 3]).unwrap();
-        assert!(read_partition(&paths[0]).is_err());
+        let parts = spill.finish().unwrap();
+        let bytes = std::fs::read(&parts[0].path).unwrap();
+        std::fs::write(&parts[0].path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(read_partition(&parts[0], &mut Vec::new()).is_err());
     }
 }

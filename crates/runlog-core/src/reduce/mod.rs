@@ -228,12 +228,13 @@ pub fn reduce_parts(ing: &crate::ingest::Ingested, parts: usize) -> Vec<Derived>
     ing.agents
         .par_chunks(per_part)
         .map(|agents| {
-            Derived::concat(
-                agents
-                    .iter()
-                    .map(|a| reduce_agent(&a.root, &a.events))
-                    .collect(),
-            )
+            // Appended as soon as they are made (collecting every agent's rows first held
+            // them all in fresh memory until one more copy).
+            let mut part = Derived::default();
+            for a in agents {
+                part.append(reduce_agent(&a.root, &a.events));
+            }
+            part
         })
         .collect()
 }
