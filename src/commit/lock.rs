@@ -21,8 +21,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
@@ -71,7 +70,9 @@ impl Owner {
 pub struct WarehouseLock {
     path: PathBuf,
     owner: Owner,
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop the renewer: its wait ends at once (a sleeping renewer kept every
+    /// ingest waiting up to its 100 ms nap when the lock was released).
+    stop: Option<mpsc::Sender<()>>,
     renewer: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -121,19 +122,16 @@ impl WarehouseLock {
     }
 
     fn hold(path: PathBuf, owner: Owner) -> WarehouseLock {
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
         let renewer = {
-            let (path, mut owner, stop) = (path.clone(), owner.clone(), stop.clone());
+            let (path, mut owner) = (path.clone(), owner.clone());
             std::thread::Builder::new()
                 .name("runlog-lock".into())
                 .spawn(move || {
-                    let mut last = Instant::now();
-                    while !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(100));
-                        if last.elapsed() < RENEW_EVERY {
-                            continue;
-                        }
-                        last = Instant::now();
+                    // Wakes every RENEW_EVERY, or at once when the lock is dropped.
+                    while let Err(mpsc::RecvTimeoutError::Timeout) =
+                        stopped.recv_timeout(RENEW_EVERY)
+                    {
                         // Renew only a lock that is still ours.
                         if Owner::read(&path).is_some_and(|o| o.nonce == owner.nonce) {
                             owner.expires_at = now_secs() + TTL.as_secs();
@@ -146,7 +144,7 @@ impl WarehouseLock {
         WarehouseLock {
             path,
             owner,
-            stop,
+            stop: Some(stop),
             renewer,
         }
     }
@@ -174,7 +172,7 @@ impl WarehouseLock {
 
 impl Drop for WarehouseLock {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(t) = self.renewer.take() {
             let _ = t.join();
         }
