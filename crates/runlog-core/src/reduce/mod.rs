@@ -359,11 +359,12 @@ pub struct Reducer {
     first_ts: i64,
     last_ts: i64,
     events: i64,
-    sessions: HashMap<String, SessionInfo>,
+    /// Keyed by the events' own ids (a clone is a count, not a copy).
+    sessions: HashMap<Id, SessionInfo>,
     turns: Vec<TurnState>,
     /// session → turn → index into `turns` (looked up without allocating).
     /// Kept only past [`TURNS_LOOKED_THROUGH`] turns; fewer are looked through.
-    turn_index: HashMap<String, HashMap<String, usize>>,
+    turn_index: HashMap<Id, HashMap<Id, usize>>,
     /// The turn [`Reducer::turn_id`] found last.
     last_turn: usize,
     intervals: Vec<IntervalRow>,
@@ -584,12 +585,12 @@ impl Reducer {
                 let (session, turn) = (&self.turns[t].session, &self.turns[t].turn);
                 match self.turn_index.get_mut(session.as_str()) {
                     Some(turns) => {
-                        turns.insert(turn.to_string(), t);
+                        turns.insert(turn.clone(), t);
                     }
                     None => {
                         let mut turns = HashMap::default();
-                        turns.insert(turn.to_string(), t);
-                        self.turn_index.insert(session.to_string(), turns);
+                        turns.insert(turn.clone(), t);
+                        self.turn_index.insert(session.clone(), turns);
                     }
                 }
             }
@@ -692,18 +693,18 @@ impl Reducer {
 
     /// The turns a callback opened in (`session`, `turn`) blocks: the opening turn, then the
     /// turn that spawned the session, and so on up the tree.
-    fn blocked_turns(&mut self, session: &str, turn: Option<usize>) -> Vec<usize> {
+    fn blocked_turns(&self, session: &str, turn: Option<usize>) -> Vec<usize> {
         let mut out: Vec<usize> = turn.into_iter().collect();
-        let mut s = session.to_string();
+        let mut s = session;
         for _ in 0..256 {
-            let Some(info) = self.sessions.get(&s) else {
+            let Some(info) = self.sessions.get(s) else {
                 break;
             };
-            let (Some(p), pt) = (info.parent.clone(), info.parent_turn.clone()) else {
+            let (Some(p), pt) = (info.parent.as_deref(), info.parent_turn.as_deref()) else {
                 break;
             };
             if let Some(pt) = pt {
-                if let Some(t) = self.lookup_turn(&p, &pt) {
+                if let Some(t) = self.lookup_turn(p, pt) {
                     if !out.contains(&t) {
                         out.push(t);
                     }
@@ -903,7 +904,7 @@ impl Reducer {
         match kind {
             Kind::SessionStart => {
                 let [parent, parent_turn] = members(ev, keys::SESSION_START);
-                let info = self.sessions.entry(ev.session.to_string()).or_default();
+                let info = self.sessions.entry(ev.session.clone()).or_default();
                 info.parent = parent.and_then(Raw::string);
                 info.parent_turn = parent_turn.and_then(Raw::string);
                 self.relink_open_callbacks();
@@ -912,7 +913,7 @@ impl Reducer {
                 let [status] = members(ev, keys::SESSION_END);
                 let status = status.and_then(Raw::as_str);
                 if status.as_deref() == Some("cancelled") {
-                    let info = self.sessions.entry(ev.session.to_string()).or_default();
+                    let info = self.sessions.entry(ev.session.clone()).or_default();
                     info.cancelled_at.get_or_insert(seq);
                 }
             }
@@ -1442,7 +1443,7 @@ impl Reducer {
         if self.events == 0 {
             return None;
         }
-        let mut sessions: Vec<&str> = self.sessions.keys().map(String::as_str).collect();
+        let mut sessions: Vec<&str> = self.sessions.keys().map(Id::as_str).collect();
         for t in &self.turns {
             sessions.push(&t.session);
         }
