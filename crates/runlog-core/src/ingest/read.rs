@@ -502,13 +502,8 @@ struct LineSink<'c> {
     held: Vec<Held>,
     imported: Vec<Event>,
     spill: Option<EventSink>,
-    /// Root → index of its buffer in [`FileRead::groups`].
-    group_of: HashMap<String, usize, foldhash::fast::RandomState>,
-    /// The group of the last event, and the events grouped so far.
-    last_group: usize,
-    grouped: usize,
-    /// Groups whose spare capacity was given back (each at most once).
-    trimmed: Vec<bool>,
+    /// The canonical events read into memory, grouped by root at the end ([`Grouper`]).
+    grouper: Grouper,
     ids: Ids,
     /// The minute of the last timestamp decoded (see [`LastMinute`]).
     last_minute: LastMinute,
@@ -528,10 +523,7 @@ impl<'c> LineSink<'c> {
             held: Vec::new(),
             imported: Vec::new(),
             spill,
-            group_of: HashMap::default(),
-            last_group: 0,
-            grouped: 0,
-            trimmed: Vec::new(),
+            grouper: Grouper::default(),
             ids: Ids::default(),
             last_minute: LastMinute::default(),
         };
@@ -580,42 +572,15 @@ impl<'c> LineSink<'c> {
         out.summary.lines += 1;
         match &mut self.importer {
             None => match self.decode(line_no, line) {
-                Ok(ev) => {
-                    match &self.spill {
-                        Some(spill) => {
-                            out.events.push(ev);
-                            if out.events.len() >= SPILL_BATCH {
-                                spill(&mut out.events);
-                            }
-                        }
-                        None => {
-                            // Logs mostly write an agent's events in a run: the last
-                            // group is checked before the map.
-                            let g = match out.groups.get(self.last_group) {
-                                Some(last) if last.first().is_some_and(|e| e.root == ev.root) => {
-                                    self.last_group
-                                }
-                                _ => match self.group_of.get(ev.root.as_str()) {
-                                    Some(&g) => g,
-                                    None => {
-                                        self.group_of.insert(ev.root.to_string(), out.groups.len());
-                                        // Sized like the file's agents so far, so that most
-                                        // buffers never grow (each growth copies the buffer).
-                                        let avg = self.grouped / out.groups.len().max(1);
-                                        out.groups.push(Vec::with_capacity(avg.clamp(16, 4096)));
-                                        out.groups.len() - 1
-                                    }
-                                },
-                            };
-                            if g != self.last_group {
-                                self.trim(out, self.last_group);
-                            }
-                            self.last_group = g;
-                            self.grouped += 1;
-                            out.groups[g].push(ev);
+                Ok(ev) => match &self.spill {
+                    Some(spill) => {
+                        out.events.push(ev);
+                        if out.events.len() >= SPILL_BATCH {
+                            spill(&mut out.events);
                         }
                     }
-                }
+                    None => self.grouper.push(out, ev),
+                },
                 Err(reason) => push_reject(out, &self.ctx.name, line_no, reason, excerpt(line)),
             },
             Some(imp) => {
@@ -647,29 +612,6 @@ impl<'c> LineSink<'c> {
                 ev.line = line_no;
                 ev
             }),
-        }
-    }
-
-    /// Gives back the spare capacity of the group the reader just left, for the next agents'
-    /// buffers. Logs mostly write an agent's events in a run, so that group is likely
-    /// complete; as buffers double, up to half of one is spare (on a generated 211 MB log,
-    /// trimming lowered the peak memory after reading from 485 to 410 MB). Once per group:
-    /// an agent whose events are interleaved with others' would otherwise be copied at every
-    /// switch.
-    fn trim(&mut self, out: &mut FileRead, g: usize) {
-        let Some(group) = out.groups.get_mut(g) else {
-            return;
-        };
-        if self.trimmed.len() <= g {
-            self.trimmed.resize(g + 1, false);
-        }
-        if !self.trimmed[g] && group.capacity() - group.len() > group.len() / 8 {
-            self.trimmed[g] = true;
-            // A copy, not `shrink_to_fit`: mimalloc's realloc keeps a block that shrinks by
-            // less than half, spare capacity and all.
-            let mut exact = Vec::with_capacity(group.len());
-            exact.append(group);
-            *group = exact;
         }
     }
 
@@ -712,8 +654,101 @@ impl<'c> LineSink<'c> {
         } else if let Some(spill) = &self.spill {
             spill(&mut out.events);
         }
+        self.grouper.flush(out);
         out.summary.format = self.format.name().to_string();
         out.format = self.format;
+    }
+}
+
+/// Groups a stream's canonical events by root into [`FileRead::groups`], one buffer of the
+/// exact size per root. Events are held in order in one list, each with its group's
+/// number, and moved into their groups at the end ([`Grouper::flush`]). Growing a buffer per
+/// root as events came made every event move several times where agents interleave (on a
+/// time-rotated log, a piece of 45,000 events held 1,275 agents in runs of 3 events): the
+/// buffers' doublings, copies and first touches were a twentieth of an ingest. The list
+/// itself is the thread's, reused from one piece to the next ([`HELD`]), so that it grows
+/// (and its memory is first touched) once per thread, not once per piece.
+struct Grouper {
+    /// The events since the last flush, and each one's group (an index into `sizes`).
+    events: Vec<Event>,
+    group: Vec<u32>,
+    /// Events per group.
+    sizes: Vec<usize>,
+    /// Root → its group since the last flush; and the last event's root and group (logs
+    /// mostly write an agent's events in runs: the last one is checked before the map).
+    group_of: HashMap<Id, u32, foldhash::fast::RandomState>,
+    last: Option<(Id, u32)>,
+}
+
+thread_local! {
+    /// The events list and group numbers of this thread's last [`Grouper`], empty, with
+    /// their capacity.
+    static HELD: std::cell::Cell<(Vec<Event>, Vec<u32>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
+impl Default for Grouper {
+    fn default() -> Self {
+        let (events, group) = HELD.take();
+        Grouper {
+            events,
+            group,
+            sizes: Vec::new(),
+            group_of: HashMap::default(),
+            last: None,
+        }
+    }
+}
+
+impl Drop for Grouper {
+    fn drop(&mut self) {
+        // Flushed by then (`LineSink::finish`); the events of a list that was not (a
+        // reader that stopped early) are dropped, and only the capacity is kept.
+        let mut events = std::mem::take(&mut self.events);
+        let mut group = std::mem::take(&mut self.group);
+        events.clear();
+        group.clear();
+        HELD.set((events, group));
+    }
+}
+
+impl Grouper {
+    /// Events held before they are moved into groups (a bound on the list's memory for a
+    /// large stream read whole: a piece of a plain file holds a few tens of thousands).
+    const FLUSH_EVENTS: usize = 1 << 18;
+
+    fn push(&mut self, out: &mut FileRead, ev: Event) {
+        let g = match &self.last {
+            Some((root, g)) if *root == ev.root => *g,
+            _ => {
+                let next = self.sizes.len() as u32;
+                let g = *self.group_of.entry(ev.root.clone()).or_insert(next);
+                if g == next {
+                    self.sizes.push(0);
+                }
+                self.last = Some((ev.root.clone(), g));
+                g
+            }
+        };
+        self.sizes[g as usize] += 1;
+        self.events.push(ev);
+        self.group.push(g);
+        if self.events.len() >= Self::FLUSH_EVENTS {
+            self.flush(out);
+        }
+    }
+
+    /// Moves the held events into groups of their exact sizes, in order, appended to
+    /// `out.groups`; later events start new groups.
+    fn flush(&mut self, out: &mut FileRead) {
+        let first = out.groups.len();
+        out.groups
+            .extend(self.sizes.drain(..).map(Vec::with_capacity));
+        for (ev, g) in self.events.drain(..).zip(self.group.drain(..)) {
+            out.groups[first + g as usize].push(ev);
+        }
+        self.group_of.clear();
+        self.last = None;
     }
 }
 
