@@ -36,10 +36,11 @@ pub struct IngestOptions {
     pub format: Format,
     /// Called with the number of compressed bytes read so far, from any thread.
     pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
-    /// Where canonical events go instead of memory (see [`crate::spill`]): called, from
-    /// any thread, with a batch of a file's events to drain. Imported files are kept in
-    /// memory (their roots are resolved across files first).
-    pub spill: Option<EventSink>,
+    /// Where canonical events go instead of memory (see [`spill`]): each reader encodes
+    /// its lines' events into spill records and writes them to the partitions in batches
+    /// ([`spill::SpillBatch`]). Imported files are kept in memory (their roots are resolved
+    /// across files first).
+    pub spill: Option<std::sync::Arc<spill::Spill>>,
     /// The largest piece plain canonical files are read in, in parallel (a piece starts at
     /// a line; pieces are smaller when the inputs are, so that every thread has several);
     /// 0 reads every file whole.
@@ -51,10 +52,7 @@ pub struct IngestOptions {
 /// an agent of a log written agent by agent rarely spans two.
 pub const DEFAULT_SPLIT_BYTES: u64 = 16 << 20;
 
-/// A consumer of decoded events that takes them out of the given buffer.
-pub type EventSink = std::sync::Arc<dyn Fn(&mut Vec<Event>) + Send + Sync>;
-
-/// Events a reader holds before handing them to [`IngestOptions::spill`].
+/// Events a reader encodes before it writes them to [`IngestOptions::spill`].
 pub const SPILL_BATCH: usize = 8192;
 
 impl Default for IngestOptions {

@@ -3,7 +3,8 @@
 //! masked excerpt), or handed to the file's importer; ids shared per file ([`Ids`]).
 
 use super::discover::{relative_name, Input};
-use super::{EventSink, FileSummary, IngestOptions, Reject, SPILL_BATCH};
+use super::spill::SpillBatch;
+use super::{FileSummary, IngestOptions, Reject};
 use crate::decode::{excerpt, EXCERPT_BYTES};
 use crate::decode::{parse_envelope_after, parse_line_general, Envelope, LastMinute};
 use crate::error::{Error, Result};
@@ -333,7 +334,7 @@ fn read_lines<R: BufRead>(
 ) {
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
-    let mut lines = LineSink::new(ctx, opts.format, opts.spill.clone());
+    let mut lines = LineSink::new(ctx, opts.format, opts.spill.as_deref().map(SpillBatch::new));
     loop {
         // A line that is whole in the reader's buffer is read there, without a copy; the
         // rest (a line across the buffer's end, a long one) by `next_line`.
@@ -501,7 +502,8 @@ struct LineSink<'c> {
     /// Lines held while the format is undecided: (line number, bytes) or a reject.
     held: Vec<Held>,
     imported: Vec<Event>,
-    spill: Option<EventSink>,
+    /// Where the canonical events go when they are spilled, instead of the grouper.
+    spill: Option<SpillBatch<'c>>,
     /// The canonical events read into memory, grouped by root at the end ([`Grouper`]).
     grouper: Grouper,
     ids: Ids,
@@ -515,7 +517,7 @@ enum Held {
 }
 
 impl<'c> LineSink<'c> {
-    fn new(ctx: &'c FileContext, format: Format, spill: Option<EventSink>) -> Self {
+    fn new(ctx: &'c FileContext, format: Format, spill: Option<SpillBatch<'c>>) -> Self {
         let mut sink = LineSink {
             ctx,
             format,
@@ -571,18 +573,28 @@ impl<'c> LineSink<'c> {
         }
         out.summary.lines += 1;
         match &mut self.importer {
-            None => match self.decode(line_no, line) {
-                Ok(ev) => match &self.spill {
-                    Some(spill) => {
-                        out.events.push(ev);
-                        if out.events.len() >= SPILL_BATCH {
-                            spill(&mut out.events);
-                        }
+            None => {
+                let file = self.ctx.file_idx;
+                let env = parse_envelope_after(line, &mut self.last_minute);
+                let decoded = match (env, &mut self.spill) {
+                    (Some(env), Some(spill)) => {
+                        spill.envelope(&env, file, line_no);
+                        Ok(())
                     }
-                    None => self.grouper.push(out, ev),
-                },
-                Err(reason) => push_reject(out, &self.ctx.name, line_no, reason, excerpt(line)),
-            },
+                    (Some(env), None) => {
+                        let ev = self.ids.event(&env, file, line_no);
+                        self.grouper.push(out, ev);
+                        Ok(())
+                    }
+                    (None, spill) => general(line, file, line_no).map(|ev| match spill {
+                        Some(spill) => spill.event(&ev),
+                        None => self.grouper.push(out, ev),
+                    }),
+                };
+                if let Err(reason) = decoded {
+                    push_reject(out, &self.ctx.name, line_no, reason, excerpt(line));
+                }
+            }
             Some(imp) => {
                 let before = self.imported.len();
                 match imp.line(line_no, line, &mut self.imported) {
@@ -599,19 +611,6 @@ impl<'c> LineSink<'c> {
                     }
                 }
             }
-        }
-    }
-
-    /// A canonical line's event: the fast path's envelope with shared ids, else whatever
-    /// the general decoder says.
-    fn decode(&mut self, line_no: u64, line: &[u8]) -> std::result::Result<Event, String> {
-        match parse_envelope_after(line, &mut self.last_minute) {
-            Some(env) => Ok(self.ids.event(&env, self.ctx.file_idx, line_no)),
-            None => parse_line_general(line).map(|mut ev| {
-                ev.file = self.ctx.file_idx;
-                ev.line = line_no;
-                ev
-            }),
         }
     }
 
@@ -651,13 +650,23 @@ impl<'c> LineSink<'c> {
                 ev.file = self.ctx.file_idx;
             }
             out.events.append(&mut self.imported);
-        } else if let Some(spill) = &self.spill {
-            spill(&mut out.events);
+        } else if let Some(spill) = &mut self.spill {
+            spill.write();
         }
         self.grouper.flush(out);
         out.summary.format = self.format.name().to_string();
         out.format = self.format;
     }
+}
+
+/// A canonical line's event by the general decoder (for lines the fast path is not sure
+/// of), numbered as read.
+fn general(line: &[u8], file: u32, line_no: u64) -> std::result::Result<Event, String> {
+    parse_line_general(line).map(|mut ev| {
+        ev.file = file;
+        ev.line = line_no;
+        ev
+    })
 }
 
 /// Groups a stream's canonical events by root into [`FileRead::groups`], one buffer of the

@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::read::Ids;
-use super::{self as ingest, Accounting, Agent, IngestOptions, Ingested};
+use super::{self as ingest, Accounting, Agent, IngestOptions, Ingested, SPILL_BATCH};
+use crate::decode::Envelope;
 use crate::error::{Error, Result};
 use crate::event::payload::INDEX_BYTES;
 use crate::event::{Event, Kind, PayloadIndex};
@@ -84,34 +85,22 @@ impl Spill {
     /// Appends (and drains) events to their partitions. A write error is kept and
     /// reported by [`Spill::finish`].
     pub fn push(&self, events: &mut Vec<Event>) {
-        let n = self.parts.len();
-        // Each buffer sized for its share of the batch (a record is its strings and 55
-        // bytes), so that few of them grow (growing copied them, ~6% of a spilled ingest).
-        let bytes: usize = events
-            .iter()
-            .map(|e| e.data.len() + e.root.len() * 2 + 80)
-            .sum();
-        let mut bufs: Vec<Vec<u8>> = (0..n)
-            .map(|_| Vec::with_capacity(bytes / n + bytes / (4 * n) + 256))
-            .collect();
-        let mut counts = vec![0u64; n];
-        self.events
-            .fetch_add(events.len() as u64, Ordering::Relaxed);
+        let mut batch = SpillBatch::new(self);
         for ev in events.drain(..) {
-            let p = partition_of(&ev.root, n);
-            encode(&ev, &mut bufs[p]);
-            counts[p] += 1;
+            batch.event(&ev);
         }
-        for (p, buf) in bufs.iter().enumerate() {
-            if buf.is_empty() {
-                continue;
-            }
-            self.counts[p].fetch_add(counts[p], Ordering::Relaxed);
-            self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
-            let mut w = lock(&self.parts[p]);
-            if let Err(e) = w.write_all(buf) {
-                lock(&self.error).get_or_insert(e);
-            }
+        batch.write();
+    }
+
+    /// Writes one partition's records (whole records, `count` of them).
+    fn write(&self, p: usize, records: &[u8], count: u64) {
+        self.counts[p].fetch_add(count, Ordering::Relaxed);
+        self.events.fetch_add(count, Ordering::Relaxed);
+        self.bytes
+            .fetch_add(records.len() as u64, Ordering::Relaxed);
+        let mut w = lock(&self.parts[p]);
+        if let Err(e) = w.write_all(records) {
+            lock(&self.error).get_or_insert(e);
         }
     }
 
@@ -150,21 +139,115 @@ fn put_str(s: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// What a spill record holds of an event.
+struct Record<'a> {
+    seq: u64,
+    ts: i64,
+    file: u32,
+    line: u64,
+    index: [u8; INDEX_BYTES],
+    root: &'a str,
+    session: &'a str,
+    turn: Option<&'a str>,
+    kind: &'a str,
+    data: &'a str,
+}
+
 /// The spill record of one event: fixed fields, then length-prefixed strings.
-fn encode(ev: &Event, out: &mut Vec<u8>) {
-    out.extend_from_slice(&ev.seq.to_le_bytes());
-    out.extend_from_slice(&ev.ts.to_le_bytes());
-    out.extend_from_slice(&ev.file.to_le_bytes());
-    out.extend_from_slice(&ev.line.to_le_bytes());
-    out.extend_from_slice(&ev.index.to_bytes());
-    put_str(&ev.root, out);
-    put_str(&ev.session, out);
-    match &ev.turn {
+fn encode(r: &Record, out: &mut Vec<u8>) {
+    out.extend_from_slice(&r.seq.to_le_bytes());
+    out.extend_from_slice(&r.ts.to_le_bytes());
+    out.extend_from_slice(&r.file.to_le_bytes());
+    out.extend_from_slice(&r.line.to_le_bytes());
+    out.extend_from_slice(&r.index);
+    put_str(r.root, out);
+    put_str(r.session, out);
+    match r.turn {
         Some(t) => put_str(t, out),
         None => out.extend_from_slice(&u32::MAX.to_le_bytes()),
     }
-    put_str(&ev.kind, out);
-    put_str(&ev.data, out);
+    put_str(r.kind, out);
+    put_str(r.data, out);
+}
+
+/// One reader's spill records on their way to the partition files: a buffer per
+/// partition, written out every [`SPILL_BATCH`] events and at the end ([`SpillBatch::write`]),
+/// and kept (empty) for the next batch. A decoded line is encoded straight from its
+/// envelope: no event is made for it, so its ids are not looked up among the file's shared
+/// ones nor its payload copied, only to be dropped again once written (a tenth of a
+/// spilled ingest's first pass).
+pub struct SpillBatch<'s> {
+    spill: &'s Spill,
+    bufs: Vec<Vec<u8>>,
+    counts: Vec<u64>,
+    events: usize,
+}
+
+impl<'s> SpillBatch<'s> {
+    pub fn new(spill: &'s Spill) -> Self {
+        let n = spill.parts.len();
+        SpillBatch {
+            spill,
+            bufs: vec![Vec::new(); n],
+            counts: vec![0; n],
+            events: 0,
+        }
+    }
+
+    /// A canonical line's event, from its envelope.
+    pub fn envelope(&mut self, env: &Envelope, file: u32, line: u64) {
+        let index = PayloadIndex::of_members(Kind::of(env.kind), env.data, &env.members);
+        self.record(&Record {
+            seq: env.seq,
+            ts: env.ts,
+            file,
+            line,
+            index: index.to_bytes(),
+            root: env.root,
+            session: env.session,
+            turn: env.turn,
+            kind: env.kind,
+            data: env.data,
+        });
+    }
+
+    /// An event already made (by the general decoder, or an importer).
+    pub fn event(&mut self, ev: &Event) {
+        self.record(&Record {
+            seq: ev.seq,
+            ts: ev.ts,
+            file: ev.file,
+            line: ev.line,
+            index: ev.index.to_bytes(),
+            root: &ev.root,
+            session: &ev.session,
+            turn: ev.turn.as_deref(),
+            kind: &ev.kind,
+            data: &ev.data,
+        });
+    }
+
+    fn record(&mut self, r: &Record) {
+        let p = partition_of(r.root, self.bufs.len());
+        encode(r, &mut self.bufs[p]);
+        self.counts[p] += 1;
+        self.events += 1;
+        if self.events >= SPILL_BATCH {
+            self.write();
+        }
+    }
+
+    /// Writes the records held to their partitions.
+    pub fn write(&mut self) {
+        for (p, (buf, count)) in self.bufs.iter_mut().zip(&mut self.counts).enumerate() {
+            if !buf.is_empty() {
+                self.spill.write(p, buf, *count);
+                buf.clear();
+                *count = 0;
+            }
+        }
+        self.events = 0;
+    }
 }
 
 struct Cursor<'a> {
@@ -333,9 +416,8 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
     let files = &inputs.files;
     let result = (|| -> Result<Totals, E> {
         let spill = Arc::new(Spill::create(spill_dir, partitions)?);
-        let sink = spill.clone();
         let mut spill_opts = opts.clone();
-        spill_opts.spill = Some(Arc::new(move |evs: &mut Vec<Event>| sink.push(evs)));
+        spill_opts.spill = Some(spill.clone());
         // Pass 1: every file read, canonical events spilled as they are decoded.
         let reads: Vec<ingest::FileRead> = files
             .par_iter()
