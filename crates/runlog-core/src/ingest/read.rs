@@ -683,10 +683,9 @@ struct Grouper {
     group: Vec<u32>,
     /// Events per group.
     sizes: Vec<usize>,
-    /// Root → its group since the last flush; and the last event's root and group (logs
-    /// mostly write an agent's events in runs: the last one is checked before the map).
+    /// Root → its group since the last flush (logs mostly write an agent's events in runs:
+    /// the last event held is checked before the map).
     group_of: HashMap<Id, u32, foldhash::fast::RandomState>,
-    last: Option<(Id, u32)>,
 }
 
 thread_local! {
@@ -704,7 +703,6 @@ impl Default for Grouper {
             group,
             sizes: Vec::new(),
             group_of: HashMap::default(),
-            last: None,
         }
     }
 }
@@ -727,17 +725,17 @@ impl Grouper {
     const FLUSH_EVENTS: usize = 1 << 18;
 
     fn push(&mut self, out: &mut FileRead, ev: Event) {
-        let g = match &self.last {
-            Some((root, g)) if *root == ev.root => *g,
-            _ => {
-                let next = self.sizes.len() as u32;
-                let g = *self.group_of.entry(ev.root.clone()).or_insert(next);
-                if g == next {
+        let g = match (self.events.last(), self.group.last()) {
+            (Some(last), Some(&g)) if last.root == ev.root => g,
+            _ => match self.group_of.get(&ev.root) {
+                Some(&g) => g,
+                None => {
+                    let g = self.sizes.len() as u32;
+                    self.group_of.insert(ev.root.clone(), g);
                     self.sizes.push(0);
+                    g
                 }
-                self.last = Some((ev.root.clone(), g));
-                g
-            }
+            },
         };
         self.sizes[g as usize] += 1;
         self.events.push(ev);
@@ -757,7 +755,6 @@ impl Grouper {
             out.groups[first + g as usize].push(ev);
         }
         self.group_of.clear();
-        self.last = None;
     }
 }
 

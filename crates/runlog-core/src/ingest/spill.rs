@@ -174,8 +174,8 @@ fn encode(r: &Record, out: &mut Vec<u8>) {
 /// partition, written out every [`SPILL_BATCH`] events and at the end ([`SpillBatch::write`]),
 /// and kept (empty) for the next batch. A decoded line is encoded straight from its
 /// envelope: no event is made for it, so its ids are not looked up among the file's shared
-/// ones nor its payload copied, only to be dropped again once written (a tenth of a
-/// spilled ingest's first pass).
+/// ones nor its payload copied, only to be dropped again once written (on a 2 GB log,
+/// making those events was 7 % of a spilled ingest's samples and dropping them 2 %).
 pub struct SpillBatch<'s> {
     spill: &'s Spill,
     bufs: Vec<Vec<u8>>,
