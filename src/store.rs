@@ -882,6 +882,11 @@ pub fn write_events_parts(
     Ok(rels)
 }
 
+thread_local! {
+    /// The buffer [`write_events_part`] encodes its hand-written column chunks into.
+    static CHUNK_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Writes one `events` part: row groups of at most [`PART_ROWS`] rows. The id columns
 /// (`EVENTS_KEYED_COLUMNS`) are written as dictionary chunks from their keys
 /// ([`dictionary_chunk`]), `data` as a plain chunk from the rows ([`plain_chunk`]); the
@@ -895,6 +900,7 @@ fn write_events_part(
     use datafusion::parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
     use datafusion::parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
     use datafusion::parquet::file::writer::SerializedFileWriter;
+    use dictionary_chunk::ChunkBytes;
 
     let schema = schema("events");
     let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
@@ -914,6 +920,9 @@ fn write_events_part(
         .map(|f| EVENTS_KEYED_COLUMNS.contains(&f.name().as_str()))
         .collect();
     let data = schema.index_of("data")?;
+    // The hand-written chunks are encoded into the thread's buffer, kept from part to part
+    // (the `data` chunk of a part is a third of its payloads' bytes).
+    let mut sink = CHUNK_BUFFER.take();
     for (n, group) in chunk.chunks(PART_ROWS).enumerate() {
         let mut writers = factory.create_column_writers(n)?;
         for b in group.chunks(EVENTS_BATCH_ROWS) {
@@ -929,18 +938,19 @@ fn write_events_part(
         for (i, w) in writers.into_iter().enumerate() {
             if keyed[i] {
                 let col = keys.column(schema.field(i).name());
-                let (bytes, close) = dictionary_chunk::encode(parquet_schema.column(i), &col)?;
-                rg.append_column(&bytes, close)?;
+                let close = dictionary_chunk::encode(parquet_schema.column(i), &col, &mut sink)?;
+                rg.append_column(&ChunkBytes(&sink), close)?;
             } else if i == data {
                 let rows = group.iter().map(|e| e.data.as_str());
-                let (bytes, close) = plain_chunk::encode(parquet_schema.column(i), rows)?;
-                rg.append_column(&bytes, close)?;
+                let close = plain_chunk::encode(parquet_schema.column(i), rows, &mut sink)?;
+                rg.append_column(&ChunkBytes(&sink), close)?;
             } else {
                 w.close()?.append_to_row_group(&mut rg)?;
             }
         }
         rg.close()?;
     }
+    CHUNK_BUFFER.set(sink);
     let inner = writer.into_inner()?;
     let file = inner
         .into_inner()

@@ -17,10 +17,11 @@ use datafusion::parquet::file::writer::SerializedFileWriter;
 use datafusion::parquet::schema::types::{ColumnDescPtr, SchemaDescriptor, Type};
 
 /// The bytes of a file of one row group whose one text column `c` is the chunk `encode`
-/// makes for it.
+/// writes for it into the buffer it is given (which holds a previous chunk's bytes: the
+/// encoders must clear it).
 pub fn one_column_file(
     nullable: bool,
-    encode: impl FnOnce(ColumnDescPtr) -> Result<(Bytes, ColumnCloseResult)>,
+    encode: impl FnOnce(ColumnDescPtr, &mut Vec<u8>) -> Result<ColumnCloseResult>,
 ) -> Bytes {
     let schema = Schema::new(vec![Field::new("c", DataType::Utf8, nullable)]);
     let parquet_schema = ArrowSchemaConverter::new().convert(&schema).unwrap();
@@ -32,8 +33,10 @@ pub fn one_column_file(
     )
     .unwrap();
     let mut rg = w.next_row_group().unwrap();
-    let (bytes, close) = encode(parquet_schema.column(0)).unwrap();
-    rg.append_column(&bytes, close).unwrap();
+    let mut sink = b"a previous chunk".to_vec();
+    let close = encode(parquet_schema.column(0), &mut sink).unwrap();
+    rg.append_column(&super::dictionary_chunk::ChunkBytes(&sink), close)
+        .unwrap();
     rg.close().unwrap();
     w.close().unwrap();
     Bytes::from(out)

@@ -10,7 +10,6 @@
 //! into the file with `SerializedRowGroupWriter::append_column`, as
 //! [`super::dictionary_chunk`]'s do.
 
-use bytes::Bytes;
 use datafusion::parquet::basic::{Compression, Encoding, EncodingMask};
 use datafusion::parquet::column::page::PageWriter;
 use datafusion::parquet::column::writer::ColumnCloseResult;
@@ -29,25 +28,27 @@ const PAGE_ROWS: usize = 20_000;
 /// writer's default page size limit).
 const PAGE_BYTES: usize = 1024 * 1024;
 
-/// The chunk of a required text column whose rows are `rows` (dictionary pages none,
-/// statistics none): its bytes (data pages with headers, offsets from the start of the
-/// bytes) and what `append_column` needs to know of it.
+/// Writes the chunk of a required text column whose rows are `rows` (dictionary pages none,
+/// statistics none) into `sink`, cleared first: its data pages with headers. Returns what
+/// `append_column` needs to know of it (offsets from the start of `sink`).
 pub fn encode<'a>(
     descr: ColumnDescPtr,
     rows: impl IntoIterator<Item = &'a str>,
-) -> Result<(Bytes, ColumnCloseResult)> {
+    sink: &mut Vec<u8>,
+) -> Result<ColumnCloseResult> {
     if descr.max_def_level() > 0 || descr.max_rep_level() > 0 {
         return Err(ParquetError::General(format!(
             "plain chunk of the optional or repeated column {}",
             descr.path()
         )));
     }
-    let mut sink = TrackedWrite::new(Vec::new());
+    sink.clear();
+    let mut tracked = TrackedWrite::new(&mut *sink);
     let mut uncompressed = 0u64;
     let mut page_locations = Vec::new();
     let mut row_count = 0usize;
     {
-        let mut pages = SerializedPageWriter::new(&mut sink);
+        let mut pages = SerializedPageWriter::new(&mut tracked);
         let mut snappy = snap::raw::Encoder::new();
         let mut buf: Vec<u8> = Vec::with_capacity(PAGE_BYTES + PAGE_BYTES / 4);
         let mut page_rows = 0usize;
@@ -81,17 +82,17 @@ pub fn encode<'a>(
         }
         pages.close()?;
     }
-    let bytes = Bytes::from(sink.into_inner()?);
+    tracked.into_inner()?;
     let meta = ColumnChunkMetaData::builder(descr.clone())
         .set_compression(Compression::SNAPPY)
         .set_encodings_mask(EncodingMask::new_from_encodings(
             [Encoding::PLAIN, Encoding::RLE].iter(),
         ))
         .set_num_values(row_count as i64)
-        .set_total_compressed_size(bytes.len() as i64)
+        .set_total_compressed_size(sink.len() as i64)
         .set_total_uncompressed_size(uncompressed as i64)
         .set_data_page_offset(0);
-    finished(bytes, row_count, meta.build()?, page_locations)
+    finished(sink.len(), row_count, meta.build()?, page_locations)
 }
 
 #[cfg(test)]
@@ -107,8 +108,8 @@ mod tests {
         };
         use datafusion::parquet::file::metadata::PageIndexPolicy;
 
-        let file = one_column_file(false, |descr| {
-            encode(descr, rows.iter().map(String::as_str))
+        let file = one_column_file(false, |descr, sink| {
+            encode(descr, rows.iter().map(String::as_str), sink)
         });
         let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
         let reader = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options).unwrap();
@@ -148,6 +149,6 @@ mod tests {
     #[test]
     fn an_optional_column_is_refused() {
         let descr = byte_array_column(datafusion::parquet::basic::Repetition::OPTIONAL);
-        assert!(encode(descr, ["a"]).is_err());
+        assert!(encode(descr, ["a"], &mut Vec::new()).is_err());
     }
 }
