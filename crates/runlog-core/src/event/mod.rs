@@ -166,7 +166,49 @@ const SLOTS: [u8; 32] = {
     out
 };
 
+/// Every kind, at its discriminant (`kind as usize`): [`Kind::from_u8`] reads it.
+const BY_DISCRIMINANT: [Kind; 23] = {
+    use Kind::*;
+    let all = [
+        SessionStart,
+        SessionEnd,
+        InboxReceipt,
+        AgentIdle,
+        TurnStart,
+        TurnEnd,
+        TurnBusy,
+        TurnConflict,
+        ModelEnd,
+        TextDelta,
+        ReasoningDelta,
+        Progress,
+        Log,
+        ToolCall,
+        ToolResult,
+        CallbackOpen,
+        CallbackAnswer,
+        RunStarted,
+        RunStatus,
+        RunCompleted,
+        RunFailed,
+        RunCancelled,
+        Other,
+    ];
+    let mut i = 0;
+    while i < all.len() {
+        assert!(all[i] as usize == i, "BY_DISCRIMINANT out of order");
+        i += 1;
+    }
+    all
+};
+
 impl Kind {
+    /// The kind whose discriminant (`kind as u8`) is `b`, for compact encodings (the spill's
+    /// records); `None` for a byte no kind has.
+    pub fn from_u8(b: u8) -> Option<Kind> {
+        BY_DISCRIMINANT.get(usize::from(b)).copied()
+    }
+
     /// The kind of an event `type`.
     pub fn of(kind: &str) -> Kind {
         // Listed types of 8 to 16 bytes (all but `log`) are looked up by a perfect hash of
@@ -321,6 +363,12 @@ mod tests {
             assert_eq!(Kind::of(&name[..name.len() - 1]), Kind::Other);
             assert_eq!(Kind::of(&name.to_uppercase()), Kind::Other);
         }
+        // The compact encoding: every kind back from its byte, no kind from others.
+        for k in all.into_iter().chain([Kind::Other]) {
+            assert_eq!(Kind::from_u8(k as u8), Some(k));
+        }
+        assert_eq!(Kind::from_u8(Kind::Other as u8 + 1), None);
+        assert_eq!(Kind::from_u8(u8::MAX), None);
         assert_eq!(Kind::of(""), Kind::Other);
         assert_eq!(Kind::of("text/delta/and/much/more"), Kind::Other);
         // Types sharing a length, a first or a last eight bytes with listed ones.

@@ -436,21 +436,21 @@ impl Ids {
         }
     }
 
-    /// The shared root, session, turn and type ids of an event read back from a spill
-    /// partition (see [`crate::ingest::spill`]).
-    pub(crate) fn of_spilled(
-        &mut self,
-        root: &str,
-        session: &str,
-        turn: Option<&str>,
-        kind: &str,
-    ) -> (Id, Id, Option<Id>, Id) {
-        (
-            self.id(Self::ROOT, root),
-            self.id(Self::SESSION, session),
-            turn.map(|t| self.id(Self::TURN, t)),
-            self.kind(Kind::of(kind), kind),
-        )
+    /// The shared session id of an event read back from a spill partition (see
+    /// [`crate::ingest::spill`]; its root's id is the partition's own).
+    pub(crate) fn spilled_session(&mut self, text: &str) -> Id {
+        self.id(Self::SESSION, text)
+    }
+
+    /// The shared turn id of an event read back from a spill partition.
+    pub(crate) fn spilled_turn(&mut self, text: &str) -> Id {
+        self.id(Self::TURN, text)
+    }
+
+    /// The shared type id of an event read back from a spill partition: of kind `k`, named
+    /// `text` (for [`Kind::Other`]) or by the kind.
+    pub(crate) fn spilled_kind(&mut self, k: Kind, text: Option<&str>) -> Id {
+        self.kind(k, text.or(k.name()).unwrap_or_default())
     }
 
     /// The payload of an event read back from a spill partition, in the shared blocks.

@@ -31,7 +31,7 @@ use super::{self as ingest, Accounting, Agent, IngestOptions, Ingested, SPILL_BA
 use crate::decode::Envelope;
 use crate::error::{Error, Result};
 use crate::event::payload::INDEX_BYTES;
-use crate::event::{Event, Kind, PayloadIndex};
+use crate::event::{Event, Id, Kind, PayloadIndex};
 use crate::import::Format;
 
 /// The partition of a root among `n`: a stable hash (FNV-1a, mixed so that partitions and
@@ -149,24 +149,41 @@ struct Record<'a> {
     root: &'a str,
     session: &'a str,
     turn: Option<&'a str>,
+    /// The kind of `kind`: a listed type is spilled as its kind's byte alone.
+    k: Kind,
     kind: &'a str,
     data: &'a str,
 }
 
-/// The spill record of one event: fixed fields, then length-prefixed strings.
+/// The length mark of an absent string (a turn).
+const ABSENT: u32 = u32::MAX;
+/// The length mark of a session named like its root (an agent's own session: most events).
+const SAME_AS_ROOT: u32 = u32::MAX - 1;
+
+/// The spill record of one event: fixed fields, the kind's byte, then length-prefixed
+/// strings (root, session, turn, the type's name for an unlisted type only, data). A
+/// session named like the root and a listed type are not spilled as text: they were a
+/// tenth of the bytes written and read back, and a look-up each when read back.
 fn encode(r: &Record, out: &mut Vec<u8>) {
     out.extend_from_slice(&r.seq.to_le_bytes());
     out.extend_from_slice(&r.ts.to_le_bytes());
     out.extend_from_slice(&r.file.to_le_bytes());
     out.extend_from_slice(&r.line.to_le_bytes());
     out.extend_from_slice(&r.index);
+    out.push(r.k as u8);
     put_str(r.root, out);
-    put_str(r.session, out);
+    if r.session == r.root {
+        out.extend_from_slice(&SAME_AS_ROOT.to_le_bytes());
+    } else {
+        put_str(r.session, out);
+    }
     match r.turn {
         Some(t) => put_str(t, out),
-        None => out.extend_from_slice(&u32::MAX.to_le_bytes()),
+        None => out.extend_from_slice(&ABSENT.to_le_bytes()),
     }
-    put_str(r.kind, out);
+    if r.k == Kind::Other {
+        put_str(r.kind, out);
+    }
     put_str(r.data, out);
 }
 
@@ -196,7 +213,8 @@ impl<'s> SpillBatch<'s> {
 
     /// A canonical line's event, from its envelope.
     pub fn envelope(&mut self, env: &Envelope, file: u32, line: u64) {
-        let index = PayloadIndex::of_members(Kind::of(env.kind), env.data, &env.members);
+        let k = Kind::of(env.kind);
+        let index = PayloadIndex::of_members(k, env.data, &env.members);
         self.record(&Record {
             seq: env.seq,
             ts: env.ts,
@@ -206,6 +224,7 @@ impl<'s> SpillBatch<'s> {
             root: env.root,
             session: env.session,
             turn: env.turn,
+            k,
             kind: env.kind,
             data: env.data,
         });
@@ -222,6 +241,7 @@ impl<'s> SpillBatch<'s> {
             root: &ev.root,
             session: &ev.session,
             turn: ev.turn.as_deref(),
+            k: Kind::of(&ev.kind),
             kind: &ev.kind,
             data: &ev.data,
         });
@@ -269,26 +289,41 @@ impl<'a> Cursor<'a> {
     fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
-    /// A length-prefixed string; `Some(None)` for the absent mark.
-    fn str(&mut self) -> Option<Option<&'a str>> {
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    /// A length-prefixed string, or the mark in its place: `Err(mark)`.
+    fn str_or_mark(&mut self) -> Option<Result<&'a str, u32>> {
         let len = self.u32()?;
-        if len == u32::MAX {
-            return Some(None);
+        if len == ABSENT || len == SAME_AS_ROOT {
+            return Some(Err(len));
         }
-        crate::decode::text(self.take(len as usize)?).map(Some)
+        crate::decode::text(self.take(len as usize)?).map(Ok)
+    }
+    /// A length-prefixed string (no mark).
+    fn str(&mut self) -> Option<&'a str> {
+        self.str_or_mark()?.ok()
     }
 }
 
 /// Bytes a partition is read back in at a time (a record longer than this is read whole).
 const READ_BYTES: usize = 1 << 20;
 
+/// Bytes of a spill record before its strings (see [`encode`]); the kind's byte is last.
+const FIXED: usize = 8 + 8 + 4 + 8 + INDEX_BYTES + 1;
+
 /// The length of the spill record at the start of `b`, if all of it is there.
 fn record_len(b: &[u8]) -> Option<usize> {
-    let mut at = 8 + 8 + 4 + 8 + INDEX_BYTES;
-    for _ in 0..5 {
+    let strings = if *b.get(FIXED - 1)? == Kind::Other as u8 {
+        5
+    } else {
+        4
+    };
+    let mut at = FIXED;
+    for _ in 0..strings {
         let len = u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?);
         at += 4;
-        if len != u32::MAX {
+        if len != ABSENT && len != SAME_AS_ROOT {
             at += len as usize;
         }
     }
@@ -307,10 +342,11 @@ pub fn read_partition(part: &Spilled, buf: &mut Vec<u8>) -> Result<Vec<Vec<Event
     let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
     buf.clear();
     let mut ids = Ids::default();
-    // Root (by its shared id's address: one per text here) → its buffer.
-    let mut group_of: HashMap<usize, usize, foldhash::fast::RandomState> = HashMap::default();
+    // Root → its shared id (the partition's own: no other ids are looked up by a root's
+    // text) and its buffer, with the last root's at hand (runs of one root's records).
+    let mut group_of: HashMap<Id, usize, foldhash::fast::RandomState> = HashMap::default();
     let mut groups: Vec<Vec<Event>> = Vec::new();
-    let mut last: Option<(usize, usize)> = None;
+    let mut last: Option<(Id, usize)> = None;
     let per_root = |groups: &[Vec<Event>]| -> usize {
         (part.events as usize / groups.len().max(1)).clamp(16, 4096)
     };
@@ -322,40 +358,69 @@ pub fn read_partition(part: &Spilled, buf: &mut Vec<u8>) -> Result<Vec<Vec<Event
                 b: &buf[at..at + len],
             };
             at += len;
-            let ev = (|| {
+            let (ev, g) = (|| {
                 let seq = c.u64()?;
                 let ts = c.u64()? as i64;
                 let file = c.u32()?;
                 let line = c.u64()?;
                 let index: [u8; INDEX_BYTES] = c.take(INDEX_BYTES)?.try_into().ok()?;
-                let (root, session, turn, kind) = (c.str()??, c.str()??, c.str()?, c.str()??);
-                let data = ids.data(c.str()??);
-                let (root, session, turn, kind) = ids.of_spilled(root, session, turn, kind);
-                let index = PayloadIndex::from_bytes(Kind::of(&kind), &index);
-                Some(Event {
-                    seq,
-                    ts,
-                    root,
-                    session,
-                    turn,
-                    kind,
-                    data,
-                    file,
-                    line,
-                    index,
-                })
+                let k = Kind::from_u8(c.u8()?)?;
+                let root = c.str()?;
+                let session = match c.str_or_mark()? {
+                    Ok(s) => Some(s),
+                    Err(SAME_AS_ROOT) => None,
+                    Err(_) => return None,
+                };
+                let turn = match c.str_or_mark()? {
+                    Ok(t) => Some(t),
+                    Err(ABSENT) => None,
+                    Err(_) => return None,
+                };
+                let other = if k == Kind::Other {
+                    Some(c.str()?)
+                } else {
+                    None
+                };
+                let data = ids.data(c.str()?);
+                let (root, g) = match &last {
+                    Some((id, g)) if crate::event::same_bytes(id.as_bytes(), root.as_bytes()) => {
+                        (id.clone(), *g)
+                    }
+                    _ => match group_of.get_key_value(root) {
+                        Some((id, &g)) => (id.clone(), g),
+                        None => {
+                            let id = Id::from(root);
+                            groups.push(Vec::with_capacity(per_root(&groups)));
+                            group_of.insert(id.clone(), groups.len() - 1);
+                            (id, groups.len() - 1)
+                        }
+                    },
+                };
+                last = Some((root.clone(), g));
+                let session = match session {
+                    Some(s) => ids.spilled_session(s),
+                    None => root.clone(),
+                };
+                let turn = turn.map(|t| ids.spilled_turn(t));
+                let kind = ids.spilled_kind(k, other);
+                let index = PayloadIndex::from_bytes(k, &index);
+                Some((
+                    Event {
+                        seq,
+                        ts,
+                        root,
+                        session,
+                        turn,
+                        kind,
+                        data,
+                        file,
+                        line,
+                        index,
+                    },
+                    g,
+                ))
             })()
             .ok_or_else(corrupt)?;
-            let key = ev.root.as_ptr() as usize;
-            let g = match last {
-                Some((k, g)) if k == key => g,
-                _ => *group_of.entry(key).or_insert_with(|| {
-                    let cap = per_root(&groups);
-                    groups.push(Vec::with_capacity(cap));
-                    groups.len() - 1
-                }),
-            };
-            last = Some((key, g));
             groups[g].push(ev);
         }
         // The rest of the file after the records read: a record cut by the last read.
@@ -528,11 +593,24 @@ mod tests {
             line: 9,
             index: PayloadIndex::of("turn/end", "{\"a\":\"ü\"}"),
         };
-        // Seven roots, their events interleaved as in a rotated log.
+        // Seven roots, their events interleaved as in a rotated log; sessions named like
+        // their root or not, listed and unlisted types (spilled as a byte, or by name).
+        let kinds = ["turn/end", "x.custom", "agent/idle", "", "tool/call"];
         let input: Vec<Event> = (0..50)
-            .map(|i| Event {
-                line: i,
-                ..ev(&format!("r{}", i % 7), (i % 2 == 0).then_some("t"))
+            .map(|i| {
+                let root = format!("r{}", i % 7);
+                let kind = kinds[i as usize % kinds.len()];
+                Event {
+                    line: i,
+                    session: if i % 3 == 0 {
+                        "s".into()
+                    } else {
+                        root.as_str().into()
+                    },
+                    kind: kind.into(),
+                    index: PayloadIndex::of(kind, "{\"a\":\"ü\"}"),
+                    ..ev(&root, (i % 2 == 0).then_some("t"))
+                }
             })
             .collect();
         let mut buf = input.clone();
