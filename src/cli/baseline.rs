@@ -51,6 +51,7 @@ fn baseline_source(paths: &[PathBuf], current: &Source) -> (Source, Vec<PathBuf>
     let source = Source {
         warehouse,
         read: current.read.clone(),
+        spill_partitions: current.spill_partitions,
     };
     (source, logs)
 }
@@ -92,8 +93,8 @@ pub fn run(
             }
             let batches = load(&source.read, paths)?.some_batches(&tables)?;
             (
-                runlog::query::context_from_batches(batches.clone())?,
-                runlog::query::context_from_batches(batches)?,
+                runlog::query::context_from_batches(batches.clone())?.into(),
+                runlog::query::context_from_batches(batches)?.into(),
             )
         } else if args.baseline.is_empty() {
             (

@@ -8,7 +8,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use runlog::pipeline::{CommitMode, MaxRejects, Memory, WriteOptions};
 
-use super::{download_progress, ingest_options, memory, parse_format, progress_options, ReadArgs};
+use super::{
+    download_progress, ingest_options, memory_for, parse_format, progress_options, ReadArgs,
+};
 
 #[derive(Args)]
 pub struct IngestArgs {
@@ -125,17 +127,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
         return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
     }
     let resolved = runlog::inputs::resolve_with(&paths, download_progress(quiet, None))?;
-    let memory = match spill_partitions {
-        Some(0) => Memory::InMemory,
-        Some(p) => Memory::Spilled(p),
-        None => Memory::auto_for(&resolved.inputs),
-    };
-    if let Memory::Spilled(_) = memory {
-        // Partitions come and go one after another: freed memory goes back to the OS, or
-        // fragments would add up over them; but not at once (mimalloc's default, 10 ms),
-        // since the next partition needs as much again within the second.
-        memory::set_purge_delay(memory::SPILL_PURGE_DELAY_MS);
-    }
+    let memory = memory_for(spill_partitions, &resolved.inputs);
     let write = WriteOptions {
         commit: match shard {
             Some(shard) => CommitMode::Shard { shard, reshard },

@@ -18,6 +18,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use runlog::ingest::IngestOptions;
+use runlog::pipeline::{CommitMode, Memory, WriteOptions};
 use runlog::query::OutputFormat;
 
 #[derive(Parser)]
@@ -156,6 +157,13 @@ struct Source {
     warehouse: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    /// With log PATHs: read them through P spill partitions on disk into a temporary
+    /// warehouse (under $TMPDIR, removed when done) and query that, as `ingest
+    /// --spill-partitions P` would; 0 reads them in memory. By default logs of 256 MiB or
+    /// more take this way (one partition per 64 MiB), so that memory stays bounded; to query
+    /// the same large logs again, `runlog ingest` them once and give --warehouse.
+    #[arg(long, value_name = "P", conflicts_with = "warehouse")]
+    spill_partitions: Option<usize>,
 }
 
 /// `--since` / `--until`: the rows of a window of time (`runlog::query::restrict_to_window`).
@@ -339,30 +347,105 @@ fn load_shard(
     Ok(loaded?)
 }
 
-/// A context over a warehouse, or over logs ingested in memory; with logs, only the
-/// `tables` are built (all when `None`).
+/// How much memory reading these inputs may hold: `--spill-partitions P` (0: in memory),
+/// else [`Memory::auto_for`]. A spilled read hands freed memory back to the OS between
+/// partitions.
+fn memory_for(spill_partitions: Option<usize>, inputs: &runlog::ingest::Inputs) -> Memory {
+    let memory = match spill_partitions {
+        Some(0) => Memory::InMemory,
+        Some(p) => Memory::Spilled(p),
+        None => Memory::auto_for(inputs),
+    };
+    if let Memory::Spilled(_) = memory {
+        // Partitions come and go one after another: freed memory goes back to the OS, or
+        // fragments would add up over them; but not at once (mimalloc's default, 10 ms),
+        // since the next partition needs as much again within the second.
+        memory::set_purge_delay(memory::SPILL_PURGE_DELAY_MS);
+    }
+    memory
+}
+
+/// A query context, and the temporary warehouse it reads when its logs were too large to
+/// hold in memory (removed when the context is dropped).
+struct QueryContext {
+    ctx: datafusion::prelude::SessionContext,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl std::ops::Deref for QueryContext {
+    type Target = datafusion::prelude::SessionContext;
+    fn deref(&self) -> &Self::Target {
+        &self.ctx
+    }
+}
+
+impl From<datafusion::prelude::SessionContext> for QueryContext {
+    fn from(ctx: datafusion::prelude::SessionContext) -> Self {
+        QueryContext {
+            ctx,
+            _scratch: None,
+        }
+    }
+}
+
+/// A context over a warehouse, or over logs: ingested in memory (only the `tables` are
+/// built, all when `None`), or, when they are large ([`memory_for`]), through spill
+/// partitions into a temporary warehouse, so that a query of 2 GB of logs holds about what
+/// an ingest of them does (in memory it held 3.7 GB).
 fn context(
     source: &Source,
     paths: &[PathBuf],
     tables: Option<&[&'static str]>,
-) -> Result<datafusion::prelude::SessionContext> {
+) -> Result<QueryContext> {
     match &source.warehouse {
         Some(w) => {
             if !paths.is_empty() {
                 bail!("give either --warehouse or log PATHs, not both");
             }
-            Ok(runlog::query::context_from_warehouse(w)?)
+            Ok(runlog::query::context_from_warehouse(w)?.into())
         }
         None => {
             if paths.is_empty() {
                 bail!("give log PATHs or --warehouse DIR");
             }
-            let loaded = load(&source.read, paths)?;
-            let batches = match tables {
-                Some(t) => loaded.some_batches(t)?,
-                None => loaded.batches()?,
-            };
-            Ok(runlog::query::context_from_batches(batches)?)
+            let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
+            let (opts, bar) = ingest_options(&source.read, &resolved.inputs);
+            match memory_for(source.spill_partitions, &resolved.inputs) {
+                Memory::InMemory => {
+                    let loaded = runlog::load_inputs(&resolved.inputs, &opts, None);
+                    if let Some(b) = bar {
+                        b.finish_and_clear();
+                    }
+                    let loaded = loaded?;
+                    let batches = match tables {
+                        Some(t) => loaded.some_batches(t)?,
+                        None => loaded.batches()?,
+                    };
+                    Ok(runlog::query::context_from_batches(batches)?.into())
+                }
+                memory => {
+                    let scratch = tempfile::Builder::new()
+                        .prefix("runlog-query-")
+                        .tempdir()
+                        .context("making a temporary warehouse (set TMPDIR to choose where)")?;
+                    let write = WriteOptions {
+                        commit: CommitMode::Full,
+                        memory,
+                        max_rejects: None,
+                        gc: runlog::commit::GcPolicy::default(),
+                    };
+                    let written =
+                        runlog::pipeline::ingest_resolved(&resolved, &opts, scratch.path(), &write);
+                    if let Some(b) = bar {
+                        b.finish_and_clear();
+                    }
+                    written?;
+                    Ok(QueryContext {
+                        ctx: runlog::query::context_from_warehouse(scratch.path())?,
+                        _scratch: Some(scratch),
+                    })
+                }
+            }
         }
     }
 }
@@ -375,7 +458,7 @@ fn engine_context(
     paths: &[PathBuf],
     tables: Option<&[&'static str]>,
     rt: &tokio::runtime::Runtime,
-) -> Result<datafusion::prelude::SessionContext> {
+) -> Result<QueryContext> {
     let which = match engine.engine {
         EngineName::Local => runlog::engine::Engine::Local,
         EngineName::Ballista => runlog::engine::Engine::Ballista,
@@ -391,11 +474,13 @@ fn engine_context(
     if !paths.is_empty() {
         bail!("give either --warehouse or log PATHs, not both");
     }
-    Ok(rt.block_on(runlog::engine::context(
-        which,
-        w,
-        engine.scheduler.as_deref(),
-    ))?)
+    Ok(rt
+        .block_on(runlog::engine::context(
+            which,
+            w,
+            engine.scheduler.as_deref(),
+        ))?
+        .into())
 }
 
 /// Every warehouse and input location given as a `file://` URL becomes its local path

@@ -293,6 +293,106 @@ fn query_from_raw_files_and_from_sql_file() {
 }
 
 #[test]
+fn large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_answers() {
+    // `--spill-partitions P` takes the way logs of 256 MiB or more take by default: read
+    // through spill partitions into a temporary warehouse under $TMPDIR, queried there.
+    let d = tempfile::tempdir().unwrap();
+    let logs = d.path().join("logs");
+    let o = runlog(&[
+        "gen",
+        "--agents",
+        "300",
+        "--seed",
+        "5",
+        "--files",
+        "3",
+        "--layout",
+        "scattered",
+        "--mix",
+        "persisted",
+        "--anomalies",
+        "0.05",
+        "--out",
+        logs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_runlog"))
+            .args(args)
+            .env("TMPDIR", &tmp)
+            .output()
+            .expect("run runlog");
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let wh = d.path().join("wh");
+    run(&[
+        "ingest",
+        logs.to_str().unwrap(),
+        "-w",
+        wh.to_str().unwrap(),
+        "-q",
+    ]);
+    let counts = "SELECT (SELECT count(*) FROM events) AS events, \
+        (SELECT count(*) FROM intervals) AS intervals, (SELECT count(*) FROM turns) AS turns, \
+        (SELECT count(*) FROM errors) AS errors, (SELECT count(*) FROM tool_calls) AS calls, \
+        (SELECT count(*) FROM rejects) AS rejects, (SELECT sum(kept) FROM files) AS kept";
+    let finish = concat!(env!("CARGO_MANIFEST_DIR"), "/queries/finish_reasons.sql");
+    for sql in [counts, finish] {
+        let stored = run(&["query", "-w", wh.to_str().unwrap(), sql, "-f", "csv"]);
+        let from_logs = |p: &str| {
+            run(&[
+                "query",
+                logs.to_str().unwrap(),
+                sql,
+                "-f",
+                "csv",
+                "--spill-partitions",
+                p,
+            ])
+        };
+        assert_eq!(from_logs("0"), stored, "in memory: {sql}");
+        assert_eq!(from_logs("3"), stored, "spilled: {sql}");
+    }
+    // Not an empty answer agreeing with itself: 300 agents' events, intervals and turns.
+    let stored = run(&["query", "-w", wh.to_str().unwrap(), counts, "-f", "csv"]);
+    let row: Vec<u64> = stored
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        row[0] > 300 * 10 && row[1] >= 300 && row[2] >= 300,
+        "{stored}"
+    );
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report", logs.to_str().unwrap(), "--format", "json"];
+        args.extend(extra);
+        run(&args)
+    };
+    assert_eq!(
+        report(&["--spill-partitions", "2"]),
+        report(&["--spill-partitions", "0"])
+    );
+    // The temporary warehouses are gone.
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    // With a warehouse there is nothing to spill.
+    let o = runlog(&[
+        "query",
+        "-w",
+        wh.to_str().unwrap(),
+        counts,
+        "--spill-partitions",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
 fn errors_are_one_line_with_exit_1_and_usage_is_exit_2() {
     let (_d, logs, wh) = setup("c");
     let o = runlog(&["query", logs.to_str().unwrap(), "SELEC nonsense"]);
