@@ -89,6 +89,19 @@ pub fn context_from_batches(
     Ok(ctx)
 }
 
+/// A second context over the tables of `ctx` (for another window of the same logs): the
+/// tables' providers are shared, nothing is read or copied again. `ctx` must not be
+/// restricted to a window yet.
+pub async fn context_like(ctx: &SessionContext) -> Result<SessionContext> {
+    let twin = new_context();
+    for &table in store::TABLES {
+        if ctx.table_exist(table)? {
+            twin.register_table(table, ctx.table_provider(table).await?)?;
+        }
+    }
+    Ok(twin)
+}
+
 /// The warehouse tables a SQL statement reads (so that a query over raw files builds only
 /// those). Falls back to every table when the statement cannot be parsed here; planning
 /// will then report the error.

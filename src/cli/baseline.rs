@@ -87,15 +87,11 @@ pub fn run(
     let local = matches!(engine.engine, EngineName::Local) && engine.scheduler.is_none();
     let (current_ctx, baseline_ctx) =
         if args.baseline.is_empty() && local && source.warehouse.is_none() {
-            // Two windows of the same logs: read them once, one context per window.
-            if paths.is_empty() {
-                bail!("give log PATHs or --warehouse DIR");
-            }
-            let batches = load(&source.read, paths)?.some_batches(&tables)?;
-            (
-                runlog::query::context_from_batches(batches.clone())?.into(),
-                runlog::query::context_from_batches(batches)?.into(),
-            )
+            // Two windows of the same logs: read them once (in memory, or into one
+            // temporary warehouse when large), one context per window.
+            let current = engine_context(engine, source, paths, Some(&tables), &rt)?;
+            let baseline = current.twin(&rt)?;
+            (current, baseline)
         } else if args.baseline.is_empty() {
             (
                 engine_context(engine, source, paths, Some(&tables), &rt)?,

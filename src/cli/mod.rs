@@ -158,8 +158,8 @@ struct Source {
     #[command(flatten)]
     read: ReadArgs,
     /// With log PATHs: read them through P spill partitions on disk into a temporary
-    /// warehouse (under $TMPDIR, removed when done) and query that, as `ingest
-    /// --spill-partitions P` would; 0 reads them in memory. By default logs of 256 MiB or
+    /// warehouse (under $TMPDIR, removed when done) and read the tables from there, as
+    /// `ingest --spill-partitions P` would write them; 0 reads them in memory. By default logs of 256 MiB or
     /// more take this way (one partition per 64 MiB), so that memory stays bounded; to query
     /// the same large logs again, `runlog ingest` them once and give --warehouse.
     #[arg(long, value_name = "P", conflicts_with = "warehouse")]
@@ -329,24 +329,6 @@ fn download_progress(
     }))
 }
 
-fn load(read: &ReadArgs, paths: &[PathBuf]) -> Result<runlog::Loaded> {
-    load_shard(read, paths, None)
-}
-
-fn load_shard(
-    read: &ReadArgs,
-    paths: &[PathBuf],
-    shard: Option<runlog::shard::Shard>,
-) -> Result<runlog::Loaded> {
-    let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
-    let (opts, bar) = ingest_options(read, &resolved.inputs);
-    let loaded = runlog::load_inputs(&resolved.inputs, &opts, shard);
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    Ok(loaded?)
-}
-
 /// How much memory reading these inputs may hold: `--spill-partitions P` (0: in memory),
 /// else [`Memory::auto_for`]. A spilled read hands freed memory back to the OS between
 /// partitions.
@@ -369,7 +351,18 @@ fn memory_for(spill_partitions: Option<usize>, inputs: &runlog::ingest::Inputs) 
 /// hold in memory (removed when the context is dropped).
 struct QueryContext {
     ctx: datafusion::prelude::SessionContext,
-    _scratch: Option<tempfile::TempDir>,
+    _scratch: Option<Arc<tempfile::TempDir>>,
+}
+
+impl QueryContext {
+    /// A second context over the same tables ([`runlog::query::context_like`]), keeping
+    /// the temporary warehouse while either is alive.
+    fn twin(&self, rt: &tokio::runtime::Runtime) -> Result<QueryContext> {
+        Ok(QueryContext {
+            ctx: rt.block_on(runlog::query::context_like(&self.ctx))?,
+            _scratch: self._scratch.clone(),
+        })
+    }
 }
 
 impl std::ops::Deref for QueryContext {
@@ -388,10 +381,9 @@ impl From<datafusion::prelude::SessionContext> for QueryContext {
     }
 }
 
-/// A context over a warehouse, or over logs: ingested in memory (only the `tables` are
-/// built, all when `None`), or, when they are large ([`memory_for`]), through spill
-/// partitions into a temporary warehouse, so that a query of 2 GB of logs holds about what
-/// an ingest of them does (in memory it held 3.7 GB).
+/// A context over a warehouse, or over logs ([`read_logs`]: in memory, only the `tables`
+/// built, all when `None`; or, when large, a temporary warehouse: a query of 2 GB of logs
+/// held 3.7 GB in memory, 0.6 GB so).
 fn context(
     source: &Source,
     paths: &[PathBuf],
@@ -404,50 +396,59 @@ fn context(
             }
             Ok(runlog::query::context_from_warehouse(w)?.into())
         }
-        None => {
-            if paths.is_empty() {
-                bail!("give log PATHs or --warehouse DIR");
+        None => match read_logs(source, paths)? {
+            Logs::Loaded(loaded) => {
+                let batches = match tables {
+                    Some(t) => loaded.some_batches(t)?,
+                    None => loaded.batches()?,
+                };
+                Ok(runlog::query::context_from_batches(batches)?.into())
             }
-            let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
-            let (opts, bar) = ingest_options(&source.read, &resolved.inputs);
-            match memory_for(source.spill_partitions, &resolved.inputs) {
-                Memory::InMemory => {
-                    let loaded = runlog::load_inputs(&resolved.inputs, &opts, None);
-                    if let Some(b) = bar {
-                        b.finish_and_clear();
-                    }
-                    let loaded = loaded?;
-                    let batches = match tables {
-                        Some(t) => loaded.some_batches(t)?,
-                        None => loaded.batches()?,
-                    };
-                    Ok(runlog::query::context_from_batches(batches)?.into())
-                }
-                memory => {
-                    let scratch = tempfile::Builder::new()
-                        .prefix("runlog-query-")
-                        .tempdir()
-                        .context("making a temporary warehouse (set TMPDIR to choose where)")?;
-                    let write = WriteOptions {
-                        commit: CommitMode::Full,
-                        memory,
-                        max_rejects: None,
-                        gc: runlog::commit::GcPolicy::default(),
-                    };
-                    let written =
-                        runlog::pipeline::ingest_resolved(&resolved, &opts, scratch.path(), &write);
-                    if let Some(b) = bar {
-                        b.finish_and_clear();
-                    }
-                    written?;
-                    Ok(QueryContext {
-                        ctx: runlog::query::context_from_warehouse(scratch.path())?,
-                        _scratch: Some(scratch),
-                    })
-                }
-            }
-        }
+            Logs::Stored(scratch) => Ok(QueryContext {
+                ctx: runlog::query::context_from_warehouse(scratch.path())?,
+                _scratch: Some(Arc::new(scratch)),
+            }),
+        },
     }
+}
+
+/// Log PATHs read for `query`, `report` or `replay`: in memory, or, when they are large
+/// ([`memory_for`]), through spill partitions into a temporary warehouse (removed when
+/// dropped), so that reading 2 GB of logs holds about what an ingest of them does.
+enum Logs {
+    Loaded(Box<runlog::Loaded>),
+    Stored(tempfile::TempDir),
+}
+
+fn read_logs(source: &Source, paths: &[PathBuf]) -> Result<Logs> {
+    if paths.is_empty() {
+        bail!("give log PATHs or --warehouse DIR");
+    }
+    let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
+    let (opts, bar) = ingest_options(&source.read, &resolved.inputs);
+    let logs = match memory_for(source.spill_partitions, &resolved.inputs) {
+        Memory::InMemory => {
+            runlog::load_inputs(&resolved.inputs, &opts, None).map(|l| Logs::Loaded(Box::new(l)))
+        }
+        memory => {
+            let scratch = tempfile::Builder::new()
+                .prefix("runlog-logs-")
+                .tempdir()
+                .context("making a temporary warehouse (set TMPDIR to choose where)")?;
+            let write = WriteOptions {
+                commit: CommitMode::Full,
+                memory,
+                max_rejects: None,
+                gc: runlog::commit::GcPolicy::default(),
+            };
+            runlog::pipeline::ingest_resolved(&resolved, &opts, scratch.path(), &write)
+                .map(|_| Logs::Stored(scratch))
+        }
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(logs?)
 }
 
 /// A context for the chosen engine: the local one over a warehouse or logs, or Ballista

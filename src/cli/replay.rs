@@ -52,19 +52,18 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             }
             runtime()?.block_on(runlog::replay::events_from_warehouse(w, &root))?
         }
-        None => {
-            if paths.is_empty() {
-                bail!("give log PATHs or --warehouse DIR");
-            }
-            let loaded = load(&source.read, &paths)?;
-            loaded
+        None => match read_logs(&source, &paths)? {
+            Logs::Loaded(loaded) => loaded
                 .ingested
                 .agents
                 .into_iter()
                 .find(|a| a.root == root)
                 .map(|a| a.events)
-                .unwrap_or_default()
-        }
+                .unwrap_or_default(),
+            Logs::Stored(scratch) => {
+                runtime()?.block_on(runlog::replay::events_from_warehouse(scratch.path(), &root))?
+            }
+        },
     };
     if events.is_empty() {
         bail!("no events for root {root:?}");

@@ -567,25 +567,37 @@ fn a_window_keeps_the_rows_of_its_days_by_each_tables_time() {
 fn two_windows_of_one_warehouse_compare() {
     let dir = tempfile::tempdir().unwrap();
     let log = days_log(dir.path());
-    let out = runlog_bin()
-        .arg("report")
-        .arg(&log)
-        .args([
-            "--since",
-            "2026-11-04",
-            "--baseline-until",
-            "2026-11-04",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // In memory, and through one temporary warehouse both windows read (the way of logs
+    // of 256 MiB or more).
+    let compared = |spill: &str| {
+        let out = runlog_bin()
+            .arg("report")
+            .arg(&log)
+            .args([
+                "--since",
+                "2026-11-04",
+                "--baseline-until",
+                "2026-11-04",
+                "--format",
+                "json",
+                "--spill-partitions",
+                spill,
+            ])
+            .env("TMPDIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let stdout = compared("0");
+    assert_eq!(compared("2"), stdout);
+    // The temporary warehouse is gone: the log alone is left.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     let totals = doc["totals"].as_array().unwrap();
     let turns = totals.iter().find(|t| t["measure"] == "turns").unwrap();
     // Baseline: a's turn; current: b's, c's and d's.

@@ -460,6 +460,16 @@ fn replay_from_files_and_warehouse_agree() {
         stderr(&b)
     );
     assert_eq!(stdout(&a), stdout(&b));
+    // Through a temporary warehouse, the way of logs of 256 MiB or more.
+    let c = runlog(&[
+        "replay",
+        logs.to_str().unwrap(),
+        "--root",
+        "s1",
+        "--spill-partitions",
+        "2",
+    ]);
+    assert_eq!(stdout(&c), stdout(&b), "{}", stderr(&c));
     let lines: Vec<serde_json::Value> = stdout(&a)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
