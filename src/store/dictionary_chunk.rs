@@ -198,9 +198,9 @@ pub(super) fn finished(
 }
 
 /// The bytes of a chunk written into a buffer, as `append_column` reads them: the buffer is
-/// the caller's, reused from chunk to chunk. (A new buffer per chunk, grown page by page as
-/// the chunk was written, was the largest source of page faults of an ingest: 4.5 % of its
-/// samples, with the copies of each doubling.)
+/// the caller's, reused from chunk to chunk. (A new buffer per chunk was grown page by page
+/// and faulted in again for every chunk; reused, a 188 MB ingest took ~100K page faults
+/// instead of ~102K, and a 1.9 GB one 1.4 % less CPU, with no measurable wall-time change.)
 pub struct ChunkBytes<'a>(pub &'a [u8]);
 
 impl Length for ChunkBytes<'_> {
