@@ -6,6 +6,10 @@
 //!     ingest_reduce run PATH...                        ingest + reduce_all; prints counts and a
 //!                                                      digest of every row (sorted), to check
 //!                                                      that a change keeps the tables identical
+//!     ingest_reduce reduce MIX AGENTS SECS             the reducer on one thread, as the
+//!                                                      criterion bench `reduce/*` runs it (seed
+//!                                                      7), for SECS seconds: events/s, without
+//!                                                      building DataFusion for `cargo bench`
 
 use std::path::PathBuf;
 
@@ -87,6 +91,41 @@ fn main() {
                 rows.len()
             );
         }
-        _ => eprintln!("usage: ingest_reduce gen OUT LAYOUT MIX AGENTS FILES | run PATH..."),
+        Some("reduce") => {
+            let opts = GenOptions {
+                agents: args[2].parse().expect("AGENTS"),
+                seed: 7,
+                mix: args[1].parse().expect("MIX"),
+                ..Default::default()
+            };
+            let secs: f64 = args[3].parse().expect("SECS");
+            let mut bytes = Vec::new();
+            runlog_core::gen::write_to(&opts, &mut bytes).expect("gen");
+            let opt = IngestOptions::default();
+            let fr =
+                runlog_core::ingest::read_stream(0, "bench", bytes.as_slice(), &opt).expect("read");
+            let ing = runlog_core::ingest::assemble(vec![fr]);
+            let events: usize = ing.agents.iter().map(|a| a.events.len()).sum();
+            let start = std::time::Instant::now();
+            let (mut rounds, mut rows) = (0u64, 0usize);
+            while start.elapsed().as_secs_f64() < secs {
+                for a in &ing.agents {
+                    rows += runlog_core::reduce::reduce_agent(&a.root, &a.events)
+                        .turns
+                        .len();
+                }
+                rounds += 1;
+            }
+            let per_sec = (rounds as f64 * events as f64) / start.elapsed().as_secs_f64();
+            println!(
+                "events {events} rounds {rounds} turns/round {} M events/s {:.2}",
+                rows as u64 / rounds.max(1),
+                per_sec / 1e6
+            );
+        }
+        _ => eprintln!(
+            "usage: ingest_reduce gen OUT LAYOUT MIX AGENTS FILES | bench PATH... | run PATH... \
+             | reduce MIX AGENTS SECS"
+        ),
     }
 }
