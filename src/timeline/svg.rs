@@ -250,7 +250,7 @@ fn intervals(p: &mut Page, y: f64) {
         let end = iv.close_seq.unwrap_or(last);
         let (x, w) = p.s.bar(iv.open_seq, end);
         let text = match iv.status {
-            "settled" => iv.finish_reason.clone().unwrap_or_else(|| "settled".into()),
+            "settled" => iv.finish_reason.as_deref().unwrap_or("settled").to_string(),
             s => s.replace('_', " "),
         };
         let i = p.detail(

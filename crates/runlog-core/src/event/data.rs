@@ -145,6 +145,29 @@ impl Data {
             std::str::from_utf8_unchecked(bytes)
         }
     }
+
+    /// `part` (a slice of this text, such as a member's value) as a `Data` of its own that
+    /// shares this block: one more count on the block instead of an allocation and a copy.
+    /// Text that is not part of this one (an unescaped copy) gets a block of its own.
+    #[inline]
+    pub fn slice(&self, part: &str) -> Data {
+        let text = self.as_str();
+        let off = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        let within = off <= text.len() && part.len() <= text.len() - off;
+        let start = u32::try_from(self.start as usize + off).ok();
+        let len = u32::try_from(part.len()).ok().filter(|&l| l != WHOLE_BLOCK);
+        match (within, start, len) {
+            (true, Some(start), Some(len)) => {
+                hold(self.block);
+                Data {
+                    block: self.block,
+                    start,
+                    len,
+                }
+            }
+            _ => Data::own(part),
+        }
+    }
 }
 
 impl Drop for Data {
@@ -260,6 +283,13 @@ impl fmt::Debug for Data {
     }
 }
 
+/// As its text (a JSON string), as a `String` serializes.
+impl serde::Serialize for Data {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Data {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self.as_str(), f)
@@ -369,6 +399,34 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(joined, texts.iter().map(String::len).sum::<usize>());
+    }
+
+    #[test]
+    fn slices_share_the_block_and_outlive_their_whole() {
+        let mut arena = DataArena::default();
+        let _before = arena.push("{\"pad\":1}");
+        let whole = arena.push("{\"call_id\":\"c-1\",\"name\":\"fs.read\"}");
+        let id = &whole.as_str()[12..15];
+        let name = &whole.as_str()[25..32];
+        let (a, b, empty) = (
+            whole.slice(id),
+            whole.slice(name),
+            whole.slice(&whole[3..3]),
+        );
+        drop(arena);
+        drop(whole);
+        assert_eq!(
+            (a.as_str(), b.as_str(), empty.as_str()),
+            ("c-1", "fs.read", "")
+        );
+        // Text from elsewhere is copied into a block of its own.
+        let other = String::from("unescaped \u{e9}");
+        let owned = b.slice(&other);
+        drop(other);
+        assert_eq!(owned, "unescaped \u{e9}");
+        // A slice of a slice is a slice of the block.
+        let c = owned.slice(&owned[10..]);
+        assert_eq!(c, "\u{e9}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
-use crate::event::{Event, Id, Kind, PayloadIndex, Voice};
+use crate::event::{Data, Event, Id, Kind, PayloadIndex, Voice};
 use payload::{keys, Raw};
 use rules::{end_class, is_cancel_kind, EndClass};
 
@@ -29,9 +29,9 @@ pub struct IntervalRow {
     pub opened_at: i64,
     pub closed_at: Option<i64>,
     pub status: &'static str,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<Data>,
     pub protocol_error: Option<i64>,
-    pub message_id: Option<String>,
+    pub message_id: Option<Data>,
     pub joined_messages: i64,
     pub turns: i64,
     pub model_calls: i64,
@@ -58,10 +58,10 @@ pub struct TurnRow {
     pub start_seq: i64,
     pub end_seq: Option<i64>,
     pub state: Option<&'static str>,
-    pub stop_reason: Option<String>,
-    pub cause: Option<String>,
-    pub outcome: Option<String>,
-    pub error_code: Option<String>,
+    pub stop_reason: Option<Data>,
+    pub cause: Option<Data>,
+    pub outcome: Option<Data>,
+    pub error_code: Option<Data>,
     pub text_len: Option<i64>,
     pub tool_calls: i64,
     pub model_calls: i64,
@@ -99,13 +99,13 @@ pub struct ToolCallRow {
     pub root: Id,
     pub session: Id,
     pub turn: Option<Id>,
-    pub call_id: Option<String>,
+    pub call_id: Option<Data>,
     pub seq: i64,
-    pub name: Option<String>,
+    pub name: Option<Data>,
     /// The arguments as JSON text.
-    pub arguments: Option<String>,
-    pub status: Option<String>,
-    pub detail: Option<String>,
+    pub arguments: Option<Data>,
+    pub status: Option<Data>,
+    pub detail: Option<Data>,
 }
 
 /// A row of `callbacks`.
@@ -273,22 +273,22 @@ pub struct TurnId(pub usize);
 #[derive(Debug, Clone)]
 enum TurnEnd {
     Completed {
-        stop_reason: Option<String>,
+        stop_reason: Option<Data>,
         text: Option<String>,
         /// Kept only when the reducer keeps details (replay).
         output: Option<Value>,
     },
     Interrupted {
-        cause: String,
+        cause: Data,
     },
     Failed {
         /// The recorded Error's JSON text, if there was one.
         error: Option<String>,
-        code: Option<String>,
+        code: Option<Data>,
         text: Option<String>,
     },
     Unknown {
-        outcome: String,
+        outcome: Data,
         /// `reason` as JSON text, kept only with details.
         raw: Option<String>,
         text: Option<String>,
@@ -338,9 +338,9 @@ struct SessionInfo {
 /// A `tool/result` with a call id.
 #[derive(Debug, Clone)]
 struct ToolResult {
-    call_id: String,
-    status: Option<String>,
-    detail: Option<String>,
+    call_id: Data,
+    status: Option<Data>,
+    detail: Option<Data>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -370,7 +370,7 @@ pub struct Reducer {
     intervals: Vec<IntervalRow>,
     open_interval: Option<usize>,
     /// The last root-session `turn/end` in the open interval: (seq, kind if a string).
-    last_root_end: Option<(u64, Option<String>)>,
+    last_root_end: Option<(u64, Option<Data>)>,
     /// Whether that end was inferred (`data.inferred`).
     last_root_end_inferred: bool,
     errors: Vec<ErrorRow>,
@@ -389,27 +389,17 @@ pub struct Reducer {
     seq_gaps: i64,
 }
 
-/// Each tool call's status and detail: those of the first result with its call id. The
-/// results' texts are moved to the last call that takes them, the others get copies.
-fn join_tool_results(results: &mut [ToolResult], tool_calls: &mut [ToolCallRow]) {
+/// Each tool call's status and detail: those of the first result with its call id (slices
+/// of the result's payload, so a copy is one more count on its block).
+fn join_tool_results(results: &[ToolResult], tool_calls: &mut [ToolCallRow]) {
     if results.is_empty() {
         return;
     }
     let firsts = first_results(results, tool_calls);
-    let mut takers = vec![0u32; results.len()];
-    for &r in firsts.iter().flatten() {
-        takers[r] += 1;
-    }
     for (tc, r) in tool_calls.iter_mut().zip(firsts) {
-        let Some(r) = r else { continue };
-        takers[r] -= 1;
-        let result = &mut results[r];
-        if takers[r] == 0 {
-            tc.status = result.status.take();
-            tc.detail = result.detail.take();
-        } else {
-            tc.status = result.status.clone();
-            tc.detail = result.detail.clone();
+        if let Some(r) = r {
+            tc.status = results[r].status.clone();
+            tc.detail = results[r].detail.clone();
         }
     }
 }
@@ -422,14 +412,14 @@ fn first_results(results: &[ToolResult], tool_calls: &[ToolCallRow]) -> Vec<Opti
             .iter()
             .map(|tc| {
                 let id = tc.call_id.as_deref()?;
-                results.iter().position(|r| r.call_id == id)
+                results.iter().position(|r| *r.call_id == *id)
             })
             .collect();
     }
     let mut first: HashMap<&str, usize> = HashMap::default();
     first.reserve(results.len());
     for (i, r) in results.iter().enumerate() {
-        first.entry(&r.call_id).or_insert(i);
+        first.entry(r.call_id.as_str()).or_insert(i);
     }
     tool_calls
         .iter()
@@ -484,6 +474,13 @@ fn data_inferred(ev: &Event) -> bool {
 
 fn members<'a, const N: usize>(ev: &'a Event, keys: [&str; N]) -> [Option<Raw<'a>>; N] {
     ev.index.members(&ev.data, keys)
+}
+
+/// A member's value, if a string, as a slice of the event's payload ([`Data::slice`]: a
+/// count on the payload's block instead of a copy; an escaped string is unescaped into a
+/// block of its own).
+fn string_of(ev: &Event, v: Option<Raw>) -> Option<Data> {
+    v?.as_str().map(|s| ev.data.slice(&s))
 }
 
 impl Reducer {
@@ -832,7 +829,7 @@ impl Reducer {
                     status: "unsettled",
                     finish_reason: None,
                     protocol_error: None,
-                    message_id: members(ev, keys::RECEIPT)[0].and_then(Raw::string),
+                    message_id: string_of(ev, members(ev, keys::RECEIPT)[0]),
                     joined_messages: 0,
                     turns: 0,
                     model_calls: 0,
@@ -972,12 +969,12 @@ impl Reducer {
                     root: self.root.clone(),
                     session: ev.session.clone(),
                     turn: ev.turn.clone(),
-                    call_id: call_id.and_then(Raw::string),
+                    call_id: string_of(ev, call_id),
                     seq: seq as i64,
-                    name: name.and_then(Raw::string),
+                    name: string_of(ev, name),
                     arguments: arguments
                         .filter(|a| !a.is_null())
-                        .map(|a| a.text().to_string()),
+                        .map(|a| ev.data.slice(a.text())),
                     status: None,
                     detail: None,
                 });
@@ -988,12 +985,12 @@ impl Reducer {
             }
             Kind::ToolResult => {
                 let [id, status, detail] = members(ev, keys::TOOL_RESULT);
-                if let Some(call_id) = id.and_then(Raw::string) {
+                if let Some(call_id) = string_of(ev, id) {
                     room(&mut self.tool_results, 16);
                     self.tool_results.push(ToolResult {
                         call_id,
-                        status: status.and_then(Raw::string),
-                        detail: detail.and_then(Raw::string),
+                        status: string_of(ev, status),
+                        detail: string_of(ev, detail),
                     });
                 }
             }
@@ -1049,7 +1046,7 @@ impl Reducer {
         let [kind, cause, inner_reason, error] = reason.map_or([None; 4], |r| {
             r.fields(["kind", "cause", "reason", "error"])
         });
-        let kind = kind.and_then(Raw::string);
+        let kind = string_of(ev, kind);
         let inferred = data_inferred(ev);
         if is_root_session && self.open_interval.is_some() {
             self.last_root_end = Some((seq, kind.clone()));
@@ -1101,13 +1098,8 @@ impl Reducer {
                     .get(ev.session.as_str())
                     .and_then(|s| s.cancelled_at)
                     .is_some_and(|c| c > self.turns[t].start_seq && c < seq);
-                let cause = cause
-                    .and_then(Raw::string)
-                    .or_else(|| {
-                        inner_reason
-                            .and_then(|r| r.get("kind"))
-                            .and_then(Raw::string)
-                    })
+                let cause = string_of(ev, cause)
+                    .or_else(|| string_of(ev, inner_reason.and_then(|r| r.get("kind"))))
                     .unwrap_or_else(|| {
                         if is_cancel_kind(&k) || cancelled_session {
                             "cancelled".into()
@@ -1119,7 +1111,7 @@ impl Reducer {
             }
             (Some(EndClass::Failed), Some(_)) => TurnEnd::Failed {
                 error: error.map(|e| e.text().to_string()),
-                code: error.and_then(|e| e.get("code")).and_then(Raw::string),
+                code: string_of(ev, error.and_then(|e| e.get("code"))),
                 text,
             },
             (Some(EndClass::Unknown), Some(k)) => TurnEnd::Unknown {
@@ -1248,6 +1240,10 @@ impl Reducer {
         let mut rec = Map::new();
         let deltas = || Value::String(t.delta_text.clone());
         let opt = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
+        let opt_data = |s: &Option<Data>| {
+            s.as_deref()
+                .map_or(Value::Null, |s| Value::String(s.into()))
+        };
         let state: Value;
         match &t.end {
             None if t.open_callbacks.is_empty() => {
@@ -1276,7 +1272,7 @@ impl Reducer {
             }) => {
                 state = json!("Completed");
                 rec.insert("text".into(), opt(text));
-                rec.insert("stop_reason".into(), opt(stop_reason));
+                rec.insert("stop_reason".into(), opt_data(stop_reason));
                 rec.insert(
                     "output".into(),
                     output
@@ -1401,7 +1397,7 @@ impl Reducer {
     /// The rows of every table as of the current cursor.
     pub fn snapshot(&self) -> Derived {
         let mut tool_calls = self.tool_calls.clone();
-        join_tool_results(&mut self.tool_results.clone(), &mut tool_calls);
+        join_tool_results(&self.tool_results, &mut tool_calls);
         let mut runs = self.runs.clone();
         self.mark_provisional_tails(&mut runs);
         Derived {
@@ -1419,7 +1415,7 @@ impl Reducer {
     /// the rows out instead of copying them.
     pub fn finish(mut self) -> Derived {
         let mut tool_calls = std::mem::take(&mut self.tool_calls);
-        join_tool_results(&mut self.tool_results, &mut tool_calls);
+        join_tool_results(&self.tool_results, &mut tool_calls);
         let mut runs = std::mem::take(&mut self.runs);
         self.mark_provisional_tails(&mut runs);
         Derived {
@@ -1567,7 +1563,10 @@ mod tests {
             let status: Vec<(String, Option<String>)> = d
                 .tool_calls
                 .iter()
-                .map(|c| (c.call_id.clone().unwrap(), c.status.clone()))
+                .map(|c| {
+                    let status = c.status.as_deref().map(str::to_string);
+                    (c.call_id.as_deref().unwrap().to_string(), status)
+                })
                 .collect();
             let mut want: Vec<(String, Option<String>)> = (0..12)
                 .map(|k| (format!("c{k}"), Some(format!("ok{k}"))))
