@@ -6,10 +6,12 @@
 //!     ingest_reduce run PATH...                        ingest + reduce_all; prints counts and a
 //!                                                      digest of every row (sorted), to check
 //!                                                      that a change keeps the tables identical
-//!     ingest_reduce reduce MIX AGENTS SECS             the reducer on one thread, as the
+//!     ingest_reduce reduce MIX AGENTS SECS [each]      the reducer on one thread, as the
 //!                                                      criterion bench `reduce/*` runs it (seed
 //!                                                      7), for SECS seconds: events/s, without
-//!                                                      building DataFusion for `cargo bench`
+//!                                                      building DataFusion for `cargo bench`;
+//!                                                      `each`: a new reducer per agent, its rows
+//!                                                      appended to the part (ingest before)
 
 use std::path::PathBuf;
 
@@ -108,11 +110,18 @@ fn main() {
             let events: usize = ing.agents.iter().map(|a| a.events.len()).sum();
             let start = std::time::Instant::now();
             let (mut rounds, mut rows) = (0u64, 0usize);
+            // As ingest reduces (`reduce_agents`: one reducer, its room kept, from agent to
+            // agent), or with `each`, a new reducer per agent (`reduce_agent`).
+            let each = args.get(4).map(String::as_str) == Some("each");
             while start.elapsed().as_secs_f64() < secs {
-                for a in &ing.agents {
-                    rows += runlog_core::reduce::reduce_agent(&a.root, &a.events)
-                        .turns
-                        .len();
+                if each {
+                    let mut part = runlog_core::Derived::default();
+                    for a in &ing.agents {
+                        part.append(runlog_core::reduce::reduce_agent(&a.root, &a.events));
+                    }
+                    rows += part.turns.len();
+                } else {
+                    rows += runlog_core::reduce_agents(&ing.agents).turns.len();
                 }
                 rounds += 1;
             }
@@ -125,7 +134,7 @@ fn main() {
         }
         _ => eprintln!(
             "usage: ingest_reduce gen OUT LAYOUT MIX AGENTS FILES | bench PATH... | run PATH... \
-             | reduce MIX AGENTS SECS"
+             | reduce MIX AGENTS SECS [each]"
         ),
     }
 }

@@ -29,5 +29,5 @@ pub mod summary;
 pub use error::{Error, Location, Result};
 pub use event::Event;
 pub use ingest::{IngestOptions, Ingested};
-pub use reduce::{reduce_all, reduce_parts, Derived, Reducer};
+pub use reduce::{reduce_agents, reduce_all, reduce_parts, Derived, Reducer};
 pub use summary::{summarize, Summary};
