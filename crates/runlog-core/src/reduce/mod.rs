@@ -341,6 +341,10 @@ struct TurnState {
     open_callbacks: Vec<usize>,
     /// Callbacks this turn opened itself (closed by its end).
     opened_callbacks: Vec<usize>,
+    /// Its tool calls.
+    tool_call_count: i64,
+    /// Its tool calls (indices), kept only with details (state records list them): the
+    /// tables need only the count, and a list per turn was an allocation per turn.
     tool_calls: Vec<usize>,
     model_calls: i64,
     input_tokens: i64,
@@ -594,6 +598,7 @@ impl Reducer {
             delta_text: String::new(),
             open_callbacks: Vec::new(),
             opened_callbacks: Vec::new(),
+            tool_call_count: 0,
             tool_calls: Vec::new(),
             model_calls: 0,
             input_tokens: 0,
@@ -1005,8 +1010,11 @@ impl Reducer {
                     detail: None,
                 });
                 if let Some(t) = turn_idx {
-                    room(&mut self.turns[t].tool_calls, 8);
-                    self.turns[t].tool_calls.push(i);
+                    let ts = &mut self.turns[t];
+                    ts.tool_call_count += 1;
+                    if self.keep_detail {
+                        ts.tool_calls.push(i);
+                    }
                 }
             }
             Kind::ToolResult => {
@@ -1260,7 +1268,12 @@ impl Reducer {
 
     /// The state record (SEMANTICS.md §3, INTERFACE.md) of a turn as of the current cursor,
     /// or as of `cursor` when given. A turn whose end was malformed has `state: null`.
+    /// Texts, outputs and tool calls are those a reducer made with `keep_detail` keeps.
     pub fn state_record(&self, id: TurnId, cursor: Option<u64>) -> Value {
+        debug_assert!(
+            self.keep_detail,
+            "state records need a reducer that keeps details"
+        );
         let t = &self.turns[id.0];
         let cursor = cursor.or(self.last_seq).unwrap_or(0).to_string();
         let mut rec = Map::new();
@@ -1377,7 +1390,7 @@ impl Reducer {
             outcome: None,
             error_code: None,
             text_len: None,
-            tool_calls: t.tool_calls.len() as i64,
+            tool_calls: t.tool_call_count,
             model_calls: t.model_calls,
             input_tokens: t.input_tokens,
             output_tokens: t.output_tokens,
