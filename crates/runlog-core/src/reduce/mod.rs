@@ -194,6 +194,21 @@ impl Derived {
         out
     }
 
+    /// Gives every table room for `times` as many rows as it has, and an eighth more.
+    fn reserve_for(&mut self, times: f64) {
+        fn room<T>(v: &mut Vec<T>, times: f64) {
+            let want = (v.len() as f64 * times * 1.125) as usize;
+            v.reserve(want.saturating_sub(v.len()));
+        }
+        room(&mut self.intervals, times);
+        room(&mut self.turns, times);
+        room(&mut self.errors, times);
+        room(&mut self.tool_calls, times);
+        room(&mut self.callbacks, times);
+        room(&mut self.runs, times);
+        room(&mut self.agents, times);
+    }
+
     /// Appends another agent's rows.
     pub fn append(&mut self, mut other: Derived) {
         self.intervals.append(&mut other.intervals);
@@ -241,12 +256,23 @@ pub fn reduce_agents(agents: &[crate::ingest::Agent]) -> Derived {
         return part;
     };
     let mut r = Reducer::with_root(root_id(&first.root, &first.events), false);
+    // Once a sixteenth of the events is reduced, every table is given room for as many rows
+    // per event as it has so far, and a little more: grown by doubling instead, the tables
+    // were copied (and their memory touched) about twice over, 5 % of the reducer's time.
+    let total: usize = agents.iter().map(|a| a.events.len()).sum();
+    let mut done = 0;
+    let mut sized = false;
     for a in agents {
         r.renew(root_id(&a.root, &a.events));
         for ev in &a.events {
             r.apply(ev);
         }
         r.finish_into(&mut part);
+        done += a.events.len();
+        if !sized && done >= total / 16 && done > 0 {
+            sized = true;
+            part.reserve_for(total as f64 / done as f64);
+        }
     }
     part
 }
