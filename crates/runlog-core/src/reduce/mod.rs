@@ -221,14 +221,10 @@ impl Derived {
     }
 }
 
-/// Reduces every agent of an ingest, in parallel; rows come out in `root` order.
+/// Reduces every agent of an ingest, in parallel ([`reduce_parts`], joined); rows come out in
+/// `root` order.
 pub fn reduce_all(ing: &crate::ingest::Ingested) -> Derived {
-    let parts: Vec<Derived> = ing
-        .agents
-        .par_iter()
-        .map(|a| reduce_agent(&a.root, &a.events))
-        .collect();
-    Derived::concat(parts)
+    Derived::concat(reduce_parts(ing, rayon::current_num_threads() * 4))
 }
 
 /// Reduces every agent of an ingest into about `parts` parts of consecutive agents, in
