@@ -812,7 +812,11 @@ impl Run<'_> {
             a.new_lines += r.line_count;
             read_lines[f] = r.line_count;
             new_rejects.append(&mut r.rejects);
-            for ev in r.events.drain(..).chain(r.groups.drain(..).flatten()) {
+            for ev in r
+                .events
+                .drain(..)
+                .chain(r.grouped.drain(..).flat_map(|g| g.events))
+            {
                 new_by_bucket
                     .entry(bucket_of(&ev.root, b_count))
                     .or_default()

@@ -2,7 +2,9 @@
 //! callgrind (instruction counts of read, assembly and the reducer on a chosen log shape).
 //!
 //!     ingest_reduce gen OUT LAYOUT MIX AGENTS FILES    write a log with `runlog gen`'s generator
-//!     ingest_reduce bench PATH...                      ingest + reduce_all only
+//!     ingest_reduce bench PATH...                      ingest + reduce_all only, timed; then
+//!                                                      the reducer once on one thread over
+//!                                                      the agents as ingest left them
 //!     ingest_reduce run PATH...                        ingest + reduce_all; prints counts and a
 //!                                                      digest of every row (sorted), to check
 //!                                                      that a change keeps the tables identical
@@ -50,12 +52,25 @@ fn main() {
         Some("bench") => {
             // Ingest and reduce only (what callgrind should count).
             let paths: Vec<PathBuf> = args[1..].iter().map(PathBuf::from).collect();
+            let start = std::time::Instant::now();
             let ing = ingest_paths(&paths, &IngestOptions::default()).expect("ingest");
+            let read = start.elapsed().as_secs_f64();
+            let start = std::time::Instant::now();
             let d = reduce_all(&ing);
+            let reduce = start.elapsed().as_secs_f64();
+            // The reducer on one thread over the agents where ingest left them (cold in
+            // cache, as ingest reduces them), once.
+            let start = std::time::Instant::now();
+            let one = runlog_core::reduce_agents(&ing.agents);
+            let alone = start.elapsed().as_secs_f64();
+            let events: usize = ing.agents.iter().map(|a| a.events.len()).sum();
             println!(
-                "agents {} intervals {}",
+                "agents {} intervals {} ({}): read+assemble {read:.3} s, reduce_all {reduce:.3} \
+                 s; one thread {alone:.3} s, {:.2} M events/s",
                 ing.agents.len(),
-                d.intervals.len()
+                d.intervals.len(),
+                one.intervals.len(),
+                events as f64 / alone / 1e6
             );
         }
         Some("run") => {

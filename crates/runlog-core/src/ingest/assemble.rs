@@ -3,7 +3,7 @@
 //! the per-file accounting of what assembly found, and the excerpts of conflicting lines.
 
 use super::imported::{renumber_imported, resolve_imported_roots};
-use super::read::{next_line, FileRead, LineRead};
+use super::read::{next_line, FileRead, Grouped, LineRead};
 use super::{Agent, FileSummary, IngestOptions, Ingested, Input, Reject};
 use crate::decode::{excerpt, mask_secrets, EXCERPT_BYTES};
 use crate::event::Event;
@@ -117,7 +117,7 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
     let mut imported = Vec::with_capacity(reads.len());
     let mut rejects = Vec::new();
     let mut all: Vec<Vec<Event>> = Vec::with_capacity(reads.len());
-    let mut groups: Vec<Vec<Event>> = Vec::new();
+    let mut grouped: Vec<Grouped> = Vec::new();
     for mut fr in reads {
         if fr.summary.format.is_empty() {
             fr.summary.format = Format::Runlog.name().to_string();
@@ -126,14 +126,17 @@ pub fn assemble(reads: Vec<FileRead>) -> Ingested {
         files.push(fr.summary);
         rejects.extend(fr.rejects);
         all.push(fr.events);
-        groups.append(&mut fr.groups);
+        grouped.append(&mut fr.grouped);
     }
     resolve_imported_roots(&mut all, &imported);
-    let one_root_from = all.len();
-    all.append(&mut groups);
+    let parts: Vec<Part> = all
+        .into_iter()
+        .map(Part::Mixed)
+        .chain(grouped.into_iter().map(Part::Grouped))
+        .collect();
     let names: Vec<String> = files.iter().map(|f| f.file.clone()).collect();
     let mut acc = Accounting::new(files.len());
-    let agents = assemble_events(all, one_root_from, &names, &imported, &mut acc);
+    let agents = assemble_events(parts, &names, &imported, &mut acc);
     acc.apply(&mut files, &imported);
     rejects.append(&mut acc.conflicts);
     sort_rejects(&mut rejects, &names);
@@ -226,118 +229,124 @@ impl Accounting {
     }
 }
 
+/// Events handed to [`assemble_events`], as their reader left them.
+#[derive(Debug)]
+pub enum Part {
+    /// Events of any roots, in order (an imported file's).
+    Mixed(Vec<Event>),
+    /// One root's events (a spill partition's buffer).
+    OneRoot(Vec<Event>),
+    /// A canonical reader's events, each numbered by root.
+    Grouped(Grouped),
+}
+
+/// Where the events of one part go, once its roots are agents.
+enum Place {
+    /// Every event to this agent.
+    Whole(u32),
+    /// Event `i` to agent `map[group[i]]` (a [`Grouped`] part).
+    Local { group: Vec<u32>, map: Vec<u32> },
+    /// Event `i` to agent `of[i]`.
+    Each(Vec<u32>),
+}
+
+/// A part's events, moved out one by one by [`scatter`] (each exactly once).
+struct Moving {
+    ptr: *const Event,
+    len: usize,
+}
+
+// SAFETY: a `Moving` is only read through, each event by the one thread whose agents it
+// belongs to (see `scatter`); `Event` is `Send` and `Sync`.
+unsafe impl Send for Moving {}
+unsafe impl Sync for Moving {}
+
 /// Groups events by root, orders each agent by seq and resolves duplicates and conflicts;
 /// returns the agents in root order and adds what it found to `acc`. Every event of a root
-/// must be in the one call (roots may not straddle calls). The events come in parts (one
-/// per file, say), each freed as soon as its events have moved to their agents. Parts from
-/// index `one_root_from` on hold one root's events each (the canonical reader's groups), and
-/// are placed by their first event alone.
+/// must be in the one call (roots may not straddle calls). The parts come in the order that
+/// decides duplicates (first in (file, line) order wins; their events in order within).
 pub fn assemble_events(
-    parts: Vec<Vec<Event>>,
-    one_root_from: usize,
+    parts: Vec<Part>,
     names: &[String],
     imported: &[bool],
     acc: &mut Accounting,
 ) -> Vec<Agent> {
-    // Pass 1: every event's agent and every agent's size. A part holding one agent's
-    // events only, when no other part holds any of them, becomes that agent's buffer as it
-    // is; the other agents' events are moved once into buffers of their exact size (growing
-    // buffers by doubling copied and touched up to twice the memory, and fresh memory is
-    // what ingest waits on most).
+    // Pass 1, on one thread: every part's roots as agents, and every agent's size. A
+    // canonical reader's part names each root once (its groups), a spill buffer one root;
+    // only an imported file's events are looked up one by one (runs of one root at a time).
     let mut ag = AgentIndex::default();
-    // Per part: Some(agent) when all its events are that agent's.
-    let mut part_agent: Vec<Option<u32>> = Vec::with_capacity(parts.len());
-    let mut agent_of: Vec<u32> = Vec::new();
-    for (p, part) in parts.iter().enumerate() {
-        if p >= one_root_from {
-            // One root's events: placed whole, without a look at every event (this pass
-            // runs on one thread, between reading and writing).
-            debug_assert!(part.iter().all(|e| e.root == part[0].root));
-            let whole = part.first().map(|ev| {
-                let a = ag.agent(&ev.root);
-                ag.sizes[a as usize] += part.len();
-                a
-            });
-            part_agent.push(whole);
-            continue;
-        }
-        let mut single: Option<u32> = None;
-        let mut mixed = false;
-        let start = agent_of.len();
-        let mut prev: Option<(&str, u32)> = None;
-        for ev in part {
-            let a = match prev {
-                Some((root, a)) if root == ev.root => a,
-                _ => ag.agent(&ev.root),
-            };
-            prev = Some((ev.root.as_str(), a));
-            ag.sizes[a as usize] += 1;
-            agent_of.push(a);
-            match single {
-                None => single = Some(a),
-                Some(s) if s != a => mixed = true,
-                _ => {}
+    let mut places: Vec<Place> = Vec::with_capacity(parts.len());
+    let mut lists: Vec<Vec<Event>> = Vec::with_capacity(parts.len());
+    for (p, part) in parts.into_iter().enumerate() {
+        let (events, place) = match part {
+            Part::OneRoot(events) => {
+                let a = events.first().map(|ev| ag.agent(&ev.root)).unwrap_or(0);
+                ag.add(a, p, events.len());
+                (events, Place::Whole(a))
             }
-        }
-        let whole = single.filter(|_| !mixed);
-        if whole.is_some() {
-            agent_of.truncate(start); // not needed: the part moves whole
-        }
-        part_agent.push(whole);
+            Part::Grouped(g) => {
+                let map: Vec<u32> = g.roots.iter().map(|r| ag.agent(r)).collect();
+                for (&a, &n) in map.iter().zip(&g.sizes) {
+                    ag.add(a, p, n as usize);
+                }
+                let place = match map[..] {
+                    [a] => Place::Whole(a),
+                    _ => Place::Local {
+                        group: g.group,
+                        map,
+                    },
+                };
+                (g.events, place)
+            }
+            Part::Mixed(events) => {
+                let mut of = Vec::with_capacity(events.len());
+                let mut prev: Option<(&str, u32)> = None;
+                for ev in &events {
+                    let a = match prev {
+                        Some((root, a)) if root == ev.root => a,
+                        _ => ag.agent(&ev.root),
+                    };
+                    prev = Some((ev.root.as_str(), a));
+                    ag.add(a, p, 1);
+                    of.push(a);
+                }
+                let place = match of.first() {
+                    Some(&a) if of.iter().all(|&b| b == a) => Place::Whole(a),
+                    _ => Place::Each(of),
+                };
+                (events, place)
+            }
+        };
+        lists.push(events);
+        places.push(place);
     }
     let AgentIndex {
         index,
         roots,
         sizes,
+        sources,
+        ..
     } = ag;
     drop(index);
-    // Pass 2: hand each agent its pieces, in part order: whole parts as they are, and the
-    // events of mixed parts as runs. The copies into one buffer per agent are made below,
-    // in parallel (on one thread, moving every event of agents spread over many files held
-    // up the other core).
-    let mut pieces: Vec<Vec<Vec<Event>>> = (0..sizes.len()).map(|_| Vec::new()).collect();
-    let mut k = 0;
-    for (p, (part, whole)) in parts.into_iter().zip(part_agent).enumerate() {
-        match whole {
-            Some(a) => pieces[a as usize].push(part),
-            None => {
-                // The part each agent's last run came from.
-                let mut run_of: HashMap<u32, usize, foldhash::fast::RandomState> =
-                    HashMap::default();
-                for ev in part {
-                    let a = agent_of[k];
-                    k += 1;
-                    let list = &mut pieces[a as usize];
-                    if run_of.insert(a, p) != Some(p) {
-                        list.push(Vec::new());
-                    }
-                    list.last_mut().expect("a run").push(ev);
-                }
+    // Pass 2: an agent whose events are one part's, all of it, takes that buffer as it is;
+    // the others' events are moved once, in part order, into buffers of their exact size
+    // (growing buffers by doubling copied and touched up to twice the memory, and fresh
+    // memory is what ingest waits on most).
+    let mut bufs: Vec<Vec<Event>> = (0..roots.len()).map(|_| Vec::new()).collect();
+    for (list, place) in lists.iter_mut().zip(&places) {
+        if let Place::Whole(a) = *place {
+            if sources[a as usize] == 1 && !list.is_empty() {
+                bufs[a as usize] = std::mem::take(list);
             }
         }
     }
-    drop(agent_of);
-    let by_root: Vec<(String, usize, Vec<Vec<Event>>)> = roots
-        .into_iter()
-        .zip(sizes)
-        .zip(pieces)
-        .map(|((root, size), pieces)| (root, size, pieces))
-        .collect();
-    let mut agents: Vec<Resolved> = by_root
+    scatter(&mut lists, &places, &sizes, &mut bufs);
+    drop(places);
+    drop(lists);
+    let mut agents: Vec<Resolved> = roots
         .into_par_iter()
-        .map(|(root, size, mut pieces)| {
-            // One part alone is the agent's buffer as it is; several are moved into one of
-            // the exact size (growing a buffer by doubling copied and touched up to twice
-            // the memory, and fresh memory is what ingest waits on most).
-            let mut evs = if pieces.len() == 1 {
-                pieces.pop().expect("one piece")
-            } else {
-                let mut all = Vec::with_capacity(size);
-                for piece in pieces {
-                    all.extend(piece);
-                }
-                all
-            };
+        .zip(bufs)
+        .map(|(root, mut evs)| {
             let is_imported = evs.iter().any(|e| imported[e.file as usize]);
             evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
             // Duplicates and conflicts are dropped in place: the buffer is exact already
@@ -397,7 +406,7 @@ pub fn assemble_events(
             }
         })
         .collect();
-    agents.sort_unstable_by(|a, b| a.agent.root.cmp(&b.agent.root));
+    agents.par_sort_unstable_by(|a, b| a.agent.root.cmp(&b.agent.root));
     let mut out = Vec::with_capacity(agents.len());
     for mut r in agents {
         for (f, line) in r.dups {
@@ -423,13 +432,16 @@ pub fn assemble_events(
 }
 
 /// The agents [`assemble_events`] finds, numbered in order of first appearance, with their
-/// event counts so far.
+/// event counts so far and the parts holding them.
 #[derive(Default)]
 struct AgentIndex {
     index: HashMap<String, u32, foldhash::fast::RandomState>,
     roots: Vec<String>,
     /// Events per agent.
     sizes: Vec<usize>,
+    /// Parts holding events of each agent, and the last of them.
+    sources: Vec<u32>,
+    last_part: Vec<usize>,
 }
 
 impl AgentIndex {
@@ -442,8 +454,112 @@ impl AgentIndex {
         self.index.insert(root.to_string(), a);
         self.roots.push(root.to_string());
         self.sizes.push(0);
+        self.sources.push(0);
+        self.last_part.push(usize::MAX);
         a
     }
+
+    /// Counts `n` events of agent `a` in part `p` (parts in order).
+    fn add(&mut self, a: u32, p: usize, n: usize) {
+        let a = a as usize;
+        if n == 0 {
+            return;
+        }
+        self.sizes[a] += n;
+        if self.last_part[a] != p {
+            self.last_part[a] = p;
+            self.sources[a] += 1;
+        }
+    }
+}
+
+/// Moves the events left in `lists` into their agents' buffers (`bufs`, empty for those
+/// agents), in part order, each buffer made with room for its agent's `sizes`. One thread
+/// per range of agents (of about equal events) goes through every part and takes its own
+/// agents' events: every event is moved once, and no buffer is shared between threads.
+/// The lists are left empty (their events moved out; their memory freed with them).
+fn scatter(lists: &mut [Vec<Event>], places: &[Place], sizes: &[usize], bufs: &mut [Vec<Event>]) {
+    let total: usize = lists.iter().map(Vec::len).sum();
+    if total == 0 {
+        return;
+    }
+    // Ranges of agents of about equal events to move (an agent whose buffer is taken
+    // already has no events left in `lists`).
+    let threads = rayon::current_num_threads().max(1);
+    let share = total.div_ceil(threads);
+    let mut cuts = vec![0];
+    let mut acc = 0;
+    for (a, buf) in bufs.iter().enumerate() {
+        if buf.is_empty() {
+            acc += sizes[a];
+        }
+        if acc >= share && cuts.len() < threads {
+            cuts.push(a + 1);
+            acc = 0;
+        }
+    }
+    cuts.push(bufs.len());
+    cuts.dedup();
+    let moving: Vec<Moving> = lists
+        .iter_mut()
+        .map(|l| {
+            let m = Moving {
+                ptr: l.as_ptr(),
+                len: l.len(),
+            };
+            // SAFETY: the events stay where they are (the capacity is kept) and are moved
+            // out below, each once; a list of length 0 drops none of them, so none is
+            // dropped twice. (Should a thread panic, the events it did not move leak.)
+            unsafe { l.set_len(0) };
+            m
+        })
+        .collect();
+    let mut ranges: Vec<(usize, &mut [Vec<Event>])> = Vec::with_capacity(cuts.len());
+    let mut rest = bufs;
+    for w in cuts.windows(2) {
+        let (head, tail) = rest.split_at_mut(w[1] - w[0]);
+        ranges.push((w[0], head));
+        rest = tail;
+    }
+    let moved: usize = ranges
+        .into_par_iter()
+        .map(|(lo, bufs)| {
+            for (k, buf) in bufs.iter_mut().enumerate() {
+                if buf.is_empty() && sizes[lo + k] > 0 {
+                    *buf = Vec::with_capacity(sizes[lo + k]);
+                }
+            }
+            let mut moved = 0;
+            // Takes event `i` of `m` for agent `a` when `a` is in this range.
+            let mut take = |m: &Moving, i: usize, a: u32| {
+                let k = (a as usize).wrapping_sub(lo);
+                if k < bufs.len() {
+                    // SAFETY: event `i` is in its list's initialised length, and is read by
+                    // this thread alone (its agent is in this range alone), once; its list
+                    // no longer owns it (length 0), so this is a move.
+                    bufs[k].push(unsafe { std::ptr::read(m.ptr.add(i)) });
+                    moved += 1;
+                }
+            };
+            for (m, place) in moving.iter().zip(places) {
+                match place {
+                    Place::Whole(a) => (0..m.len).for_each(|i| take(m, i, *a)),
+                    Place::Local { group, map } => {
+                        for (i, &g) in group[..m.len].iter().enumerate() {
+                            take(m, i, map[g as usize]);
+                        }
+                    }
+                    Place::Each(of) => {
+                        for (i, &a) in of[..m.len].iter().enumerate() {
+                            take(m, i, a);
+                        }
+                    }
+                }
+            }
+            moved
+        })
+        .sum();
+    assert_eq!(moved, total, "every event moved to its agent once");
 }
 
 /// One agent as [`assemble_events`] resolved it, with what it adds to the [`Accounting`].

@@ -233,7 +233,12 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
         .zip(&shifts)
         .filter(|(_, &shift)| shift > 0)
         .for_each(|((_, r), &shift)| {
-            for ev in r.groups.iter_mut().flatten().chain(r.events.iter_mut()) {
+            for ev in r
+                .grouped
+                .iter_mut()
+                .flat_map(|g| g.events.iter_mut())
+                .chain(r.events.iter_mut())
+            {
                 ev.line += shift;
             }
             for rej in &mut r.rejects {
@@ -247,7 +252,7 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
             Some(whole) if last_file == Some(file) => {
                 whole.summary.add_counts(&r.summary);
                 whole.events.append(&mut r.events);
-                whole.groups.append(&mut r.groups);
+                whole.grouped.append(&mut r.grouped);
                 whole.rejects.append(&mut r.rejects);
                 whole.line_count += r.line_count;
             }
@@ -299,7 +304,12 @@ pub fn read_files(
             };
             let mut r = read_piece(indices[k], name, &input.rel, f, opts, at_start)?;
             if shift > 0 {
-                for ev in r.groups.iter_mut().flatten().chain(r.events.iter_mut()) {
+                for ev in r
+                    .grouped
+                    .iter_mut()
+                    .flat_map(|g| g.events.iter_mut())
+                    .chain(r.events.iter_mut())
+                {
                     ev.line += shift;
                 }
                 for rej in &mut r.rejects {

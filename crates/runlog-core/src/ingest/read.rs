@@ -148,9 +148,8 @@ pub struct FileRead {
     pub format: Format,
     pub summary: FileSummary,
     pub events: Vec<Event>,
-    /// Canonical events kept in memory, already grouped by root as they were read (one
-    /// buffer per root), so that assembly moves each buffer whole instead of every event.
-    pub groups: Vec<Vec<Event>>,
+    /// Canonical events kept in memory, in the order read, numbered by root ([`Grouped`]).
+    pub grouped: Vec<Grouped>,
     pub rejects: Vec<Reject>,
     /// Lines the reader went through, blank and rejected ones included (the last line
     /// number it gave).
@@ -504,7 +503,7 @@ struct LineSink<'c> {
     imported: Vec<Event>,
     /// Where the canonical events go when they are spilled, instead of the grouper.
     spill: Option<SpillBatch<'c>>,
-    /// The canonical events read into memory, grouped by root at the end ([`Grouper`]).
+    /// The canonical events read into memory, numbered by root ([`Grouper`]).
     grouper: Grouper,
     ids: Ids,
     /// The minute of the last timestamp decoded (see [`LastMinute`]).
@@ -669,91 +668,79 @@ fn general(line: &[u8], file: u32, line_no: u64) -> std::result::Result<Event, S
     })
 }
 
-/// Groups a stream's canonical events by root into [`FileRead::groups`], one buffer of the
-/// exact size per root. Events are held in order in one list, each with its group's
-/// number, and moved into their groups at the end ([`Grouper::flush`]). Growing a buffer per
-/// root as events came made every event move several times where agents interleave (on a
-/// time-rotated log, a piece of 45,000 events held 1,275 agents in runs of 3 events): the
-/// buffers' doublings, copies and first touches were a twentieth of an ingest. The list
-/// itself is the thread's, reused from one piece to the next ([`HELD`]), so that it grows
-/// (and its memory is first touched) once per thread, not once per piece.
-struct Grouper {
-    /// The events since the last flush, and each one's group (an index into `sizes`).
-    events: Vec<Event>,
-    group: Vec<u32>,
+/// A canonical stream's events in the order read, each with its group (one per root,
+/// numbered in order of first appearance). Assembly moves every event once, straight into
+/// its agent's buffer ([`super::assemble_events`]); a reader that moved them into a buffer
+/// per root first copied every event once more, into fresh memory (a twentieth of an
+/// ingest's samples on a time-rotated log).
+#[derive(Debug, Default)]
+pub struct Grouped {
+    pub events: Vec<Event>,
+    /// Each event's group: an index into `roots` and `sizes`.
+    pub group: Vec<u32>,
+    /// Each group's root.
+    pub roots: Vec<Id>,
     /// Events per group.
-    sizes: Vec<usize>,
-    /// Root → its group since the last flush (logs mostly write an agent's events in runs:
-    /// the last event held is checked before the map).
+    pub sizes: Vec<u32>,
+}
+
+/// Numbers a stream's canonical events by root into [`Grouped`] lists, appended to
+/// [`FileRead::grouped`].
+#[derive(Default)]
+struct Grouper {
+    held: Grouped,
+    /// Root → its group in `held` (logs mostly write an agent's events in runs: the last
+    /// event held is checked before the map).
     group_of: HashMap<Id, u32, foldhash::fast::RandomState>,
 }
 
 thread_local! {
-    /// The events list and group numbers of this thread's last [`Grouper`], empty, with
-    /// their capacity.
-    static HELD: std::cell::Cell<(Vec<Event>, Vec<u32>)> =
-        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
-}
-
-impl Default for Grouper {
-    fn default() -> Self {
-        let (events, group) = HELD.take();
-        Grouper {
-            events,
-            group,
-            sizes: Vec::new(),
-            group_of: HashMap::default(),
-        }
-    }
-}
-
-impl Drop for Grouper {
-    fn drop(&mut self) {
-        // Flushed by then (`LineSink::finish`); the events of a list that was not (a
-        // reader that stopped early) are dropped, and only the capacity is kept.
-        let mut events = std::mem::take(&mut self.events);
-        let mut group = std::mem::take(&mut self.group);
-        events.clear();
-        group.clear();
-        HELD.set((events, group));
-    }
+    /// Events of this thread's last list: the next one starts with room for as many (a
+    /// stream's pieces are of a size), instead of growing by doubling, which copied the list
+    /// and touched fresh memory several times over.
+    static LAST_LIST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Grouper {
-    /// Events held before they are moved into groups (a bound on the list's memory for a
-    /// large stream read whole: a piece of a plain file holds a few tens of thousands).
+    /// Events in one list at most: a bound on one allocation and on the root map of a large
+    /// stream read whole (a piece of a plain file holds a few tens of thousands).
     const FLUSH_EVENTS: usize = 1 << 18;
 
     fn push(&mut self, out: &mut FileRead, ev: Event) {
-        let g = match (self.events.last(), self.group.last()) {
+        let held = &mut self.held;
+        if held.events.capacity() == 0 {
+            let room = LAST_LIST.get().clamp(1 << 10, Self::FLUSH_EVENTS);
+            held.events.reserve_exact(room);
+            held.group.reserve_exact(room);
+        }
+        let g = match (held.events.last(), held.group.last()) {
             (Some(last), Some(&g)) if last.root == ev.root => g,
             _ => match self.group_of.get(&ev.root) {
                 Some(&g) => g,
                 None => {
-                    let g = self.sizes.len() as u32;
+                    let g = held.roots.len() as u32;
                     self.group_of.insert(ev.root.clone(), g);
-                    self.sizes.push(0);
+                    held.roots.push(ev.root.clone());
+                    held.sizes.push(0);
                     g
                 }
             },
         };
-        self.sizes[g as usize] += 1;
-        self.events.push(ev);
-        self.group.push(g);
-        if self.events.len() >= Self::FLUSH_EVENTS {
+        held.sizes[g as usize] += 1;
+        held.events.push(ev);
+        held.group.push(g);
+        if held.events.len() >= Self::FLUSH_EVENTS {
             self.flush(out);
         }
     }
 
-    /// Moves the held events into groups of their exact sizes, in order, appended to
-    /// `out.groups`; later events start new groups.
+    /// Hands the held list to `out.grouped`; later events start a new one.
     fn flush(&mut self, out: &mut FileRead) {
-        let first = out.groups.len();
-        out.groups
-            .extend(self.sizes.drain(..).map(Vec::with_capacity));
-        for (ev, g) in self.events.drain(..).zip(self.group.drain(..)) {
-            out.groups[first + g as usize].push(ev);
+        if self.held.events.is_empty() {
+            return;
         }
+        LAST_LIST.set(self.held.events.len());
+        out.grouped.push(std::mem::take(&mut self.held));
         self.group_of.clear();
     }
 }

@@ -528,7 +528,8 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
             let groups = read_partition(&parts[k], buf)?;
             let _ = std::fs::remove_file(&parts[k].path);
             let mut a = Accounting::new(names.len());
-            let agents = ingest::assemble_events(groups, 0, &names, &imported, &mut a);
+            let parts = groups.into_iter().map(ingest::Part::OneRoot).collect();
+            let agents = ingest::assemble_events(parts, &names, &imported, &mut a);
             lock(&acc).merge(a);
             each(Partition {
                 index: k,

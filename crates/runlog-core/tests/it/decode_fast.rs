@@ -236,7 +236,7 @@ fn the_reader_keeps_the_decoders_events_with_shared_ids() {
         .collect();
     let text = lines.join("\n");
     let read = read_stream(0, "gen.jsonl", text.as_bytes(), &IngestOptions::default()).unwrap();
-    let events: Vec<_> = read.groups.iter().flatten().collect();
+    let events: Vec<_> = read.grouped.iter().flat_map(|g| &g.events).collect();
     let expected = lines
         .iter()
         .filter(|l| parse_line(l.as_bytes()).is_ok())
