@@ -369,11 +369,21 @@ impl Staged {
         Ok(())
     }
 
-    /// Copies the written files `rels` to a remote warehouse (nothing to do for a local one:
-    /// they were written in place).
+    /// Copies the written files `rels` to a remote warehouse; in a local one, where they were
+    /// written in place, syncs them to disk (in parallel: the writers only started their
+    /// writeback, see `store::start_writeback`), so that no version names a file a crash
+    /// could lose.
     fn upload(&mut self, rels: &[String]) -> Result<()> {
         if !self.remote {
-            return Ok(());
+            use rayon::prelude::*;
+            return rels.par_iter().try_for_each(|rel| {
+                let path = self.dir.join(rel);
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| Error::io(&path, e))
+            });
         }
         for rel in rels {
             self.uploaded.push(rel.clone());
