@@ -279,11 +279,14 @@ pub fn assemble_events(
     let mut lists: Vec<Vec<Event>> = Vec::with_capacity(parts.len());
     for (p, part) in parts.into_iter().enumerate() {
         let (events, place) = match part {
-            Part::OneRoot(events) => {
-                let a = events.first().map(|ev| ag.agent(&ev.root)).unwrap_or(0);
-                ag.add(a, p, events.len());
-                (events, Place::Whole(a))
-            }
+            Part::OneRoot(events) => match events.first() {
+                Some(ev) => {
+                    let a = ag.agent(&ev.root);
+                    ag.add(a, p, events.len());
+                    (events, Place::Whole(a))
+                }
+                None => (events, Place::Each(Vec::new())),
+            },
             Part::Grouped(g) => {
                 let map: Vec<u32> = g.roots.iter().map(|r| ag.agent(r)).collect();
                 for (&a, &n) in map.iter().zip(&g.sizes) {
@@ -335,7 +338,7 @@ pub fn assemble_events(
     let mut bufs: Vec<Vec<Event>> = (0..roots.len()).map(|_| Vec::new()).collect();
     for (list, place) in lists.iter_mut().zip(&places) {
         if let Place::Whole(a) = *place {
-            if sources[a as usize] == 1 && !list.is_empty() {
+            if !list.is_empty() && sources[a as usize] == 1 {
                 bufs[a as usize] = std::mem::take(list);
             }
         }
