@@ -232,19 +232,7 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
     read.par_iter_mut()
         .zip(&shifts)
         .filter(|(_, &shift)| shift > 0)
-        .for_each(|((_, r), &shift)| {
-            for ev in r
-                .grouped
-                .iter_mut()
-                .flat_map(|g| g.events.iter_mut())
-                .chain(r.events.iter_mut())
-            {
-                ev.line += shift;
-            }
-            for rej in &mut r.rejects {
-                rej.line += shift;
-            }
-        });
+        .for_each(|((_, r), &shift)| r.shift_lines(shift));
     let mut parsed: Vec<FileRead> = Vec::with_capacity(files.len());
     let mut last_file = None;
     for (file, mut r) in read {
@@ -304,17 +292,7 @@ pub fn read_files(
             };
             let mut r = read_piece(indices[k], name, &input.rel, f, opts, at_start)?;
             if shift > 0 {
-                for ev in r
-                    .grouped
-                    .iter_mut()
-                    .flat_map(|g| g.events.iter_mut())
-                    .chain(r.events.iter_mut())
-                {
-                    ev.line += shift;
-                }
-                for rej in &mut r.rejects {
-                    rej.line += shift;
-                }
+                r.shift_lines(shift);
             }
             Ok(r)
         })

@@ -157,6 +157,20 @@ pub struct FileRead {
     pub line_count: u64,
 }
 
+impl FileRead {
+    /// Numbers the lines read after `shift` lines that came before them (a piece read
+    /// after the pieces before it in its file, or a file read from where it was left).
+    pub fn shift_lines(&mut self, shift: u64) {
+        let events = self.grouped.iter_mut().flat_map(|g| g.events.iter_mut());
+        for ev in events.chain(self.events.iter_mut()) {
+            ev.line += shift;
+        }
+        for rej in &mut self.rejects {
+            rej.line += shift;
+        }
+    }
+}
+
 struct CountingReader<R> {
     inner: R,
     count: u64,
