@@ -23,7 +23,7 @@ use datafusion::parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::event::{Event, PayloadIndex, Voice};
+use crate::event::{prefetched, Event, PayloadIndex, Voice};
 use crate::ingest::{FileSummary, Ingested};
 use crate::reduce::Derived;
 
@@ -966,7 +966,7 @@ fn write_events_part(
                 let close = dictionary_chunk::encode(parquet_schema.column(i), &col, &mut sink)?;
                 rg.append_column(&ChunkBytes(&sink), close)?;
             } else if i == data {
-                let rows = group.iter().map(|e| e.data.as_str());
+                let rows = prefetched(group, |e| &e.data).map(|e| e.data.as_str());
                 let close = plain_chunk::encode(parquet_schema.column(i), rows, &mut sink)?;
                 rg.append_column(&ChunkBytes(&sink), close)?;
             } else {

@@ -146,6 +146,16 @@ impl Data {
         }
     }
 
+    /// Asks the CPU to start loading the text's first bytes into its cache, without waiting
+    /// for them (a hint: nothing is read, nothing faults). Payloads lie in their blocks in
+    /// the order the files were read, while the stages after assembly go through events in
+    /// agent order: each payload they read was a cache miss, a wait of ~100 ns. A loop over
+    /// events calls this for the event a few places ahead ([`prefetched`]).
+    #[inline]
+    pub fn prefetch(&self) {
+        prefetch_read(text_of(self.block).wrapping_add(self.start as usize));
+    }
+
     /// `part` (a slice of this text, such as a member's value) as a `Data` of its own that
     /// shares this block: one more count on the block instead of an allocation and a copy.
     /// Text that is not part of this one (an unescaped copy) gets a block of its own.
@@ -168,6 +178,44 @@ impl Data {
             _ => Data::own(part),
         }
     }
+}
+
+/// How many items ahead [`prefetched`] asks for a payload: enough to cover a cache miss
+/// behind the work of a few items, few enough that the lines are still cached when used.
+const PREFETCH_AHEAD: usize = 8;
+
+/// The items of `items` in order, each yielded after the payload (`data` of it) of the item
+/// [`PREFETCH_AHEAD`] places on was asked for ([`Data::prefetch`]).
+#[inline]
+pub fn prefetched<'a, T>(
+    items: &'a [T],
+    data: impl Fn(&T) -> &Data + 'a,
+) -> impl Iterator<Item = &'a T> + 'a {
+    for item in items.iter().take(PREFETCH_AHEAD) {
+        data(item).prefetch();
+    }
+    items.iter().enumerate().map(move |(i, item)| {
+        if let Some(ahead) = items.get(i + PREFETCH_AHEAD) {
+            data(ahead).prefetch();
+        }
+        item
+    })
+}
+
+/// A prefetch of the cache line at `p` into every cache level (`prefetcht0`), where the CPU
+/// has one; elsewhere nothing. A hint: `p` need not be valid.
+#[inline(always)]
+fn prefetch_read(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and cannot fault, whatever the address; SSE (which
+    // has the instruction) is part of every x86_64 CPU. (`unsafe` until Rust 1.87.)
+    #[allow(unused_unsafe)]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 impl Drop for Data {
@@ -378,6 +426,24 @@ impl Drop for DataArena {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefetched_yields_every_item_once_in_order() {
+        // Shorter than, as long as, and longer than the distance ahead, and empty.
+        for n in [
+            0,
+            1,
+            PREFETCH_AHEAD - 1,
+            PREFETCH_AHEAD,
+            PREFETCH_AHEAD + 1,
+            100,
+        ] {
+            let items: Vec<(usize, Data)> =
+                (0..n).map(|i| (i, Data::from(format!("{i}")))).collect();
+            let seen: Vec<usize> = prefetched(&items, |x| &x.1).map(|x| x.0).collect();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "{n} items");
+        }
+    }
 
     #[test]
     fn pushed_texts_read_back_across_blocks_and_outlive_the_arena() {

@@ -11,7 +11,7 @@ pub type Id = arcstr::ArcStr;
 pub mod data;
 pub mod payload;
 
-pub use data::{Data, DataArena};
+pub use data::{prefetched, Data, DataArena};
 pub use payload::PayloadIndex;
 
 /// One kept event of a recorded session log.

@@ -260,7 +260,7 @@ pub fn reduce_agents(agents: &[crate::ingest::Agent]) -> Derived {
     let mut sized = false;
     for a in agents {
         r.renew(root_id(&a.root, &a.events));
-        for ev in &a.events {
+        for ev in crate::event::prefetched(&a.events, |e| &e.data) {
             r.apply(ev);
         }
         r.finish_into(&mut part);
