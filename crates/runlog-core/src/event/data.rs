@@ -208,7 +208,8 @@ pub fn prefetched<'a, T>(
 fn prefetch_read(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing and cannot fault, whatever the address; SSE (which
-    // has the instruction) is part of every x86_64 CPU. (The intrinsic is `unsafe` in older Rust.)
+    // has the instruction) is part of every x86_64 CPU. (The intrinsic is `unsafe` in older
+    // Rust.)
     #[allow(unused_unsafe)]
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
