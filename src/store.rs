@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray, StringBuilder,
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringBuilder,
     TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
@@ -217,11 +217,16 @@ pub fn schema(table: &str) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-fn s<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
-    Arc::new(StringArray::from_iter_values(it))
+// The string columns go over their rows twice: once for the bytes, so that the values buffer
+// is allocated once at its size (`from_iter` grows it by doubling, copying it each time).
+fn s<'a>(it: impl Iterator<Item = &'a str> + Clone) -> ArrayRef {
+    so(it.map(Some))
 }
-fn so<'a>(it: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
-    Arc::new(StringArray::from_iter(it))
+fn so<'a>(it: impl Iterator<Item = Option<&'a str>> + Clone) -> ArrayRef {
+    let bytes = it.clone().map(|x| x.map_or(0, str::len)).sum();
+    let mut b = StringBuilder::with_capacity(it.size_hint().0, bytes);
+    b.extend(it);
+    Arc::new(b.finish())
 }
 fn i(it: impl Iterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(it))
