@@ -1,5 +1,5 @@
-//! Issue #3: the reducer checked against a second, deliberately simple implementation of
-//! SEMANTICS.md §2–§5 (`tests/oracle/model.rs`), written from the spec over plain JSON
+//! The reducer checked against a second, deliberately simple implementation of
+//! docs/semantics.md §2–§5 (`oracle/model.rs`), written from the spec over plain JSON
 //! values, on thousands of generated agents; plus the order independence of ingest and
 //! reduce, and replay at every cursor against the log cut at that cursor.
 //!
