@@ -4,7 +4,7 @@
 //! reduce, and replay at every cursor against the log cut at that cursor.
 //!
 //! Inputs come from two generators: `runlog::gen` (production-like) and the random one in
-//! `tests/oracle/randgen.rs` (adversarial: random interleavings of every event type).
+//! `oracle/randgen.rs` (adversarial: random interleavings of every event type).
 //!
 //! On a disagreement the test names the root, the table, the row and the differing fields,
 //! and writes the first failing agent's events to a JSONL file to replay it.
