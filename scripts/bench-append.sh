@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The daily-append scenario of issue #24: a >= 2 GB rotated, persisted log in DAYS files
+# The daily-append scenario: a >= 2 GB rotated, persisted log in DAYS files
 # (each a day's time window, agents running across days), appended one day at a time with
 # `runlog ingest --append`; then day DAYS's append against a full re-ingest of all the days,
 # and the bytes each wrote. Checks that both warehouses hold the same tables (md5 of ordered

@@ -1,7 +1,7 @@
 //! `runlog ingest --append`: a warehouse that grows with its logs. Only what is new is
 //! read, only the buckets of the agents it touches are written again, and the result is
 //! the warehouse a single full ingest of all the inputs would write, row for row
-//! (docs/append-design.md tells the whole design).
+//! (docs/warehouse.md tells the whole design).
 //!
 //! - **What is new** comes from the fingerprint index in the manifest
 //!   ([`runlog_core::fingerprint`]): a file with the same bytes is skipped, a plain

@@ -1,4 +1,4 @@
-//! Store: the Arrow schemas of every table (INTERFACE.md), the conversion of ingested
+//! Store: the Arrow schemas of every table (docs/semantics.md §8), the conversion of ingested
 //! events and reducer rows into record batches, and their Parquet files
 //! (`TABLE/part-ID-K.parquet`). Which files make up the warehouse, and when, is
 //! [`crate::commit`]'s business: nothing here publishes anything.

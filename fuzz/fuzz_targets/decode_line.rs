@@ -1,7 +1,7 @@
 //! Fuzz target for the line decoder (`runlog_core::decode`): arbitrary bytes as one log line.
 //!
 //! `parse_line`, `excerpt` and `mask_secrets` must never panic, and what they return must
-//! keep their promises (SEMANTICS.md §7):
+//! keep their promises (docs/semantics.md §7):
 //! - the fast path decodes a line only to the event the general (serde_json) decoder reads;
 //! - a kept line is UTF-8, its envelope is exactly what serde_json reads from the line, its
 //!   `data` parses as a JSON object (the reducer parses it lazily and would otherwise see `{}`),

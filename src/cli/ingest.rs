@@ -74,7 +74,7 @@ pub struct IngestArgs {
     /// content changed is read again whole and its old rows retracted. Only the buckets of
     /// the agents it touches are written again, and the tables equal a full ingest of every
     /// file ever given, row for row. When that cannot be told from the warehouse (see
-    /// docs/append-design.md) every input is read again, and the output says why. Run it
+    /// docs/warehouse.md) every input is read again, and the output says why. Run it
     /// from the folder the earlier ingests ran in: inputs are known by the names they were
     /// given (objects by their URLs). Objects in stores (s3://BUCKET/PREFIX/, ...) are
     /// listed first: one listed with the size and e_tag recorded when it was read is
@@ -111,7 +111,7 @@ pub fn run(args: IngestArgs) -> Result<()> {
     };
     if append {
         // Listed, not downloaded: the append downloads only the objects its index does not
-        // know unchanged (docs/append-design.md).
+        // know unchanged (docs/warehouse.md).
         let sources = runlog::inputs::list(&paths)?;
         let (opts, bar) = progress_options(&read, || sources.bytes());
         // The download bar is drawn above the reading bar while objects download.

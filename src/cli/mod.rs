@@ -134,7 +134,7 @@ struct ReadArgs {
     max_line_bytes: usize,
     /// The format of the input files. `auto` detects each file's format from its first
     /// records (a folder may mix formats); the others read every file as that source:
-    /// runlog (EVENTS.md), harness (deepseek-harness logs and captures), kestrel (runner
+    /// runlog (docs/events.md), harness (deepseek-harness logs and captures), kestrel (runner
     /// events, NDJSON or SSE), codex (Codex CLI rollouts), claude-code (Claude Code
     /// transcripts with their subagents/ files), anthropic (Messages SSE chunks), openai
     /// (Responses SSE chunks).

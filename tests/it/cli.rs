@@ -41,7 +41,7 @@ fn setup(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, logs, wh)
 }
 
-/// INTERFACE.md's tables and their minimum columns, with the Arrow type names they must have.
+/// The tables of docs/semantics.md §8, their minimum columns and the Arrow types they must have.
 const TABLES: &[(&str, &[(&str, &str)])] = &[
     (
         "events",

@@ -389,7 +389,7 @@ fn random_bytes_and_mutated_lines_never_panic_and_always_add_up() {
 }
 
 /// One `seq` written five times: the first copy is kept, exact copies are duplicates and
-/// different ones are conflicts, whatever their order (SEMANTICS.md §1), and every line is
+/// different ones are conflicts, whatever their order (docs/semantics.md §1), and every line is
 /// accounted for once.
 #[test]
 fn one_seq_many_times_keeps_the_first_and_accounts_for_every_copy() {

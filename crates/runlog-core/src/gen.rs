@@ -1,4 +1,4 @@
-//! Gen: deterministic, production-like session logs (EVENTS.md) for tests, demos and
+//! Gen: deterministic, production-like session logs (docs/events.md) for tests, demos and
 //! benchmarks (`runlog gen`).
 //!
 //! The engine needs realistic input at any size without shipping gigabytes of logs: this
@@ -177,7 +177,7 @@ pub struct GenStats {
     /// Files written (1 for a stream).
     pub files: u32,
     /// Lines ingest must keep: the first line of each (root, seq) in ingest order (files
-    /// in byte order of their paths, then line number), SEMANTICS.md §1.
+    /// in byte order of their paths, then line number), docs/semantics.md §1.
     pub expected_kept: u64,
     /// Lines ingest must count as duplicates: equal content to the kept line of their
     /// (root, seq).
@@ -992,7 +992,7 @@ const QUERIES: &[&str] = &[
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/// A recorded Error (EVENTS.md) to write.
+/// A recorded Error (docs/events.md) to write.
 #[derive(Debug, Clone)]
 struct ErrSpec {
     code: Option<&'static str>,
@@ -1153,7 +1153,7 @@ struct Rendered {
     expected: Expected,
 }
 
-/// Ingest's accounting of one agent's lines (SEMANTICS.md §1, §7).
+/// Ingest's accounting of one agent's lines (docs/semantics.md §1, §7).
 #[derive(Debug, Clone, Copy, Default)]
 struct Expected {
     kept: u64,
@@ -1604,7 +1604,7 @@ impl Gen {
         }
     }
 
-    /// A model error as a provider would return it (codes of SEMANTICS.md §4).
+    /// A model error as a provider would return it (codes of docs/semantics.md §4).
     fn model_error(&mut self) -> ErrSpec {
         let code = self.rng.weighted(&[
             ("completion_unavailable", 300),
@@ -3277,7 +3277,7 @@ mod tests {
         .is_err());
     }
 
-    /// Issue #4: ingest reports exactly the accounting gen predicts, for a stream and for
+    /// Ingest reports exactly the accounting gen predicts, for a stream and for
     /// folders (agents split over two files, the second sorting first when it wraps to 0).
     #[test]
     fn ingest_matches_expected_accounting() {

@@ -6,7 +6,7 @@
 //! [`event`] (the event, its kind and payload index) → [`decode`] (a line into an event) →
 //! [`import`] (the runtimes' own formats into events) → [`ingest`] (files into validated,
 //! ordered agents and rejects; [`ingest::spill`] for inputs larger than memory) →
-//! [`reduce`] (the interval reducer, SEMANTICS.md) → [`summary`] (the accounting) and
+//! [`reduce`] (the interval reducer, docs/semantics.md) → [`summary`] (the accounting) and
 //! [`replay`] (timelines and snapshots of one agent, a live monitor).
 //! [`fingerprint`] tells an appended input file from one read before.
 //! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs

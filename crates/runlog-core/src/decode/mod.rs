@@ -1,5 +1,5 @@
-//! The line decoder: one line's bytes → an [`Event`] (EVENTS.md envelope) or the reason it
-//! is rejected, plus the masked excerpt kept with a reject (SEMANTICS.md §7).
+//! The line decoder: one line's bytes → an [`Event`] (docs/events.md envelope) or the reason it
+//! is rejected, plus the masked excerpt kept with a reject (docs/semantics.md §7).
 //!
 //! It depends only on std, serde, serde_json, chrono and [`crate::event`]; the fuzz
 //! targets (`fuzz/fuzz_targets/`) link the core crate and call it as it is.
@@ -243,7 +243,7 @@ pub fn parse_line_general(line: &[u8]) -> std::result::Result<Event, String> {
     })
 }
 
-/// Deepest nesting of arrays and objects accepted in a line (SEMANTICS.md §7).
+/// Deepest nesting of arrays and objects accepted in a line (docs/semantics.md §7).
 pub const MAX_DEPTH: usize = 128;
 
 /// Whether the arrays and objects of a line nest deeper than `limit` (the line itself,

@@ -1,5 +1,5 @@
-//! The canonical event (EVENTS.md envelope) that every stage after ingest works on,
-//! and the voice of each event type (SEMANTICS.md §6).
+//! The canonical event (docs/events.md envelope) that every stage after ingest works on,
+//! and the voice of each event type (docs/semantics.md §6).
 
 /// An id or event type: shared, immutable text behind one 8-byte pointer (a clone counts a
 /// reference; equal pointers compare equal without reading the text). The reader hands
@@ -40,7 +40,7 @@ pub struct Event {
     pub index: PayloadIndex,
 }
 
-/// Who speaks through an event (SEMANTICS.md §6).
+/// Who speaks through an event (docs/semantics.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Voice {
     Lifecycle,
@@ -55,7 +55,7 @@ pub enum Voice {
     Unknown,
 }
 
-/// The event types of EVENTS.md, so that the reducer tells them apart once per event
+/// The event types of docs/events.md, so that the reducer tells them apart once per event
 /// instead of comparing text in every rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Kind {
@@ -81,7 +81,7 @@ pub enum Kind {
     RunCompleted,
     RunFailed,
     RunCancelled,
-    /// A type EVENTS.md does not list (a newer runtime's): kept, passed over.
+    /// A type docs/events.md does not list (a newer runtime's): kept, passed over.
     #[default]
     Other,
 }
@@ -273,7 +273,7 @@ impl Voice {
             Kind::ModelEnd => Voice::Model,
             Kind::CallbackOpen | Kind::CallbackAnswer => Voice::Interaction,
             Kind::RunCompleted | Kind::RunFailed | Kind::RunCancelled => Voice::Terminal,
-            // SEMANTICS.md §6 names these families by prefix: session/*, tool/*, callback/*.
+            // docs/semantics.md §6 names these families by prefix: session/*, tool/*, callback/*.
             Kind::Other if kind.starts_with("session/") => Voice::Lifecycle,
             Kind::Other if kind.starts_with("tool/") => Voice::Tool,
             Kind::Other if kind.starts_with("callback/") => Voice::Interaction,

@@ -1,5 +1,5 @@
-//! Anthropic Messages SSE chunks (IMPORTERS.md §5): one stream event per line, bare JSON or
-//! SSE-framed (`event:` lines are skipped, `data:` is stripped). One stream is one model
+//! Anthropic Messages SSE chunks (docs/importers/anthropic.md): one stream event per line,
+//! bare JSON or SSE-framed (`event:` lines skipped, `data:` stripped). One stream is one model
 //! call, so the message id is root, session and turn at once.
 //!
 //! | record | canonical |

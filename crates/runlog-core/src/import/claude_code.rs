@@ -1,7 +1,7 @@
-//! Claude Code transcripts (IMPORTERS.md §4): `~/.claude/projects/<project>/<sessionId>.jsonl`
+//! Claude Code transcripts: `~/.claude/projects/<project>/<sessionId>.jsonl`
 //! and its subagents' files `<sessionId>/subagents/agent-<agentId>.jsonl`, one record per line
 //! (`type` = `user`, `assistant`, `system`, `progress`, `queue-operation`,
-//! `file-history-snapshot`, `summary`…).
+//! `file-history-snapshot`, `summary`…); docs/importers/claude-code.md says what they give.
 //!
 //! root = `sessionId`; session = `sessionId`, or `<sessionId>/<agentId>` for a subagent's
 //! records (`agentId`; a sidechain without one: `<sessionId>/sidechain`); turn = the `uuid`

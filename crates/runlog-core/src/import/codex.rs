@@ -1,4 +1,4 @@
-//! The Codex CLI importer (IMPORTERS.md §3): reads rollout files
+//! The Codex CLI importer (docs/importers/codex.md): reads rollout files
 //! (`~/.codex/sessions/**/rollout-*.jsonl`, one `{"timestamp","type","payload"}` record per
 //! line, first line `session_meta`) and maps them to canonical events.
 //!

@@ -1,4 +1,4 @@
-//! The deepseek-harness importer (IMPORTERS.md §1).
+//! The deepseek-harness importer (docs/importers/harness.md).
 //!
 //! Reads the three shapes the harness records, each line one JSON object:
 //! - persisted logs (`session.jsonl`): a `{"type":"session","version","id",…}` header, then
@@ -27,7 +27,7 @@
 //! A persisted record that repeats an earlier record's native `seq` is a duplicate when equal
 //! to it (its events are yielded again, so ingest counts them as duplicates) and otherwise a
 //! conflict: the first in line order is kept and the later line rejected with the reason
-//! (SEMANTICS.md §1), never renumbered.
+//! (docs/semantics.md §1), never renumbered.
 //! Timestamps: `time` (ms) where recorded, else the file start (`createdAt`, else the epoch, or
 //! the last recorded time) plus the seq in µs, flagged `ts_synthetic`.
 //!

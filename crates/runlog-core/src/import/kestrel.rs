@@ -1,4 +1,4 @@
-//! The Kestrel importer (IMPORTERS.md §2): reads runner event streams of Kestrel's
+//! The Kestrel importer (docs/importers/kestrel.md): reads runner event streams of Kestrel's
 //! execution-protocol-v4 (events unchanged since v3), either NDJSON — one
 //! `{"id","type":"run.…","ts","payload"}` envelope per line — or SSE — `event: <type>` /
 //! `id: <cursor>` / `data: <json>` lines — and maps them to canonical events.

@@ -1,5 +1,5 @@
-//! Importers: the logs real agent runtimes and providers write (IMPORTERS.md), turned into
-//! canonical events (EVENTS.md) so that one reducer serves every format.
+//! Importers: the logs real agent runtimes and providers write (docs/importers/), turned into
+//! canonical events (docs/events.md) so that one reducer serves every format.
 //!
 //! Ingest reads every file the same way (decompression, line splitting, limits); what it
 //! does with a line depends on the file's [`Format`]. The canonical format is decoded by
@@ -32,7 +32,7 @@ pub enum Format {
     /// Detect each file's format from its first records.
     #[default]
     Auto,
-    /// The canonical envelope of EVENTS.md.
+    /// The canonical envelope of docs/events.md.
     Runlog,
     /// deepseek-harness persisted logs, JSON-RPC captures and headless stream captures.
     Harness,
@@ -382,7 +382,7 @@ pub fn usage_inclusive(input: u64, cached: u64, output: u64, reasoning: u64) -> 
     })
 }
 
-/// Table E of IMPORTERS.md: a source's raw error code to the canonical `completion_…`
+/// Table E of docs/importers/: a source's raw error code to the canonical `completion_…`
 /// code, `None` when unlisted (the raw code is then kept as the code).
 pub fn canonical_error_code(source: Format, raw: &str) -> Option<&'static str> {
     use Format::*;
@@ -436,7 +436,7 @@ pub fn status_error_code(status: i64) -> Option<&'static str> {
     })
 }
 
-/// A canonical Error object (EVENTS.md) from a source's raw code: `code` by table E (the
+/// A canonical Error object (docs/events.md) from a source's raw code: `code` by table E (the
 /// raw code itself when unlisted), the raw code in `details.raw_code`, the HTTP status in
 /// `details.http_status`. No recorded flag means `retryable: false`.
 pub fn error_object(

@@ -1,4 +1,4 @@
-//! OpenAI Responses SSE chunks (IMPORTERS.md §6): one stream event per line, bare JSON or
+//! OpenAI Responses SSE chunks (docs/importers/openai.md): one stream event per line, bare JSON or
 //! SSE-framed (`event:` lines are skipped, `data:` is stripped). One stream is one response,
 //! so the response id is root, session and turn at once.
 //!

@@ -1,5 +1,5 @@
 //! Assembly: the files' events grouped by agent (`root`), ordered by `seq`, duplicates
-//! dropped and conflicts rejected, first in (file path, line) order wins (SEMANTICS.md §1);
+//! dropped and conflicts rejected, first in (file path, line) order wins (docs/semantics.md §1);
 //! the per-file accounting of what assembly found, and the excerpts of conflicting lines.
 
 use super::imported::{renumber_imported, resolve_imported_roots};
@@ -105,7 +105,7 @@ pub const CONFLICT_REASON: &str = "conflicts with the event kept from";
 /// Groups the files' events by root, orders each agent by seq, and resolves duplicates:
 /// equal content is one event; different content keeps the first in (file, line) order.
 ///
-/// Imported files (IMPORTERS.md) differ in two ways. A session's root may be named only by
+/// Imported files (docs/importers/) differ in two ways. A session's root may be named only by
 /// its parent's file, so roots are first followed through the sessions that name them. And
 /// the sources' counters restart in every file, so an imported root whose events come from
 /// several files is ordered by (ts, file, source seq) and numbered again from 0; equal

@@ -1,4 +1,4 @@
-//! Imported formats (IMPORTERS.md) name a session's root only in the parent's file and
+//! Imported formats (docs/importers/) name a session's root only in the parent's file and
 //! restart their counters in every file: roots are followed through the sessions that name
 //! them, and an imported root's events from several files are numbered again.
 

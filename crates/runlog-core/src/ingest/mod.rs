@@ -1,6 +1,6 @@
 //! Ingest: find the log files, read them as streams (plain, gzip or zstd), validate each
-//! line's envelope (EVENTS.md) and turn it into an [`Event`] or a [`Reject`], then group
-//! the events by agent (`root`), order them by `seq` and drop duplicates (SEMANTICS.md §1, §7).
+//! line's envelope (docs/events.md) and turn it into an [`Event`] or a [`Reject`], then group
+//! the events by agent (`root`), order them by `seq`, drop duplicates (docs/semantics.md §1, §7).
 //!
 //! Nothing is lost: every non-blank line read ends up kept, a duplicate, or a reject.
 
@@ -25,7 +25,7 @@ pub use crate::decode::{excerpt, mask_secrets, parse_line, parse_ts, EXCERPT_BYT
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::import::Format;
-/// Default longest line accepted (SEMANTICS.md §7).
+/// Default longest line accepted (docs/semantics.md §7).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How ingest reads its input.

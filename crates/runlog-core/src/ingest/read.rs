@@ -89,7 +89,7 @@ pub(super) fn split_files(files: &[Input], opts: &IngestOptions) -> Result<Vec<P
 const PIECES_PER_THREAD: u64 = 24;
 
 /// The smallest piece [`piece_bytes`] cuts: pieces of 1 MiB at least (32 per thread)
-/// measured no better than these (BENCHMARKS.md, session 21).
+/// measured no better than these.
 const MIN_PIECE_BYTES: u64 = 4 << 20;
 
 /// The piece size for inputs of `total` bytes: about [`PIECES_PER_THREAD`] pieces per

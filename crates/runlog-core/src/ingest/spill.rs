@@ -5,7 +5,7 @@
 //!
 //! 1. Read every file (in parallel) and append each decoded canonical event to one of `P`
 //!    partition files on disk, chosen by a stable hash of its `root`; imported files
-//!    (IMPORTERS.md) are small and stay in memory until their roots are resolved, then go
+//!    (docs/importers/) are small and stay in memory until their roots are resolved, then go
 //!    to their partitions too. Rejects and per-file line counts are kept in memory.
 //! 2. For each partition in turn: read it back, assemble its agents (order, duplicates,
 //!    conflicts), reduce them, and hand the result to the caller, which writes its Parquet

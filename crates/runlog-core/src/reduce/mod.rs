@@ -1,6 +1,6 @@
 //! The interval reducer: replays one agent's events in `seq` order and derives owned run
 //! intervals, turn states, errors with their retryability, tool calls, callbacks and run
-//! attempts (SEMANTICS.md §2–§5).
+//! attempts (docs/semantics.md §2–§5).
 //!
 //! [`Reducer`] is incremental: it takes one event at a time and says which turn the event
 //! changed, so the same code serves batch ingest ([`reduce_agent`]) and live monitoring
@@ -144,7 +144,7 @@ pub struct RunRow {
     pub interaction_events: i64,
 }
 
-/// A row of `agents` (an addition to INTERFACE.md): per-root facts with no other home,
+/// A row of `agents` (docs/semantics.md §8): per-root facts with no other home,
 /// such as stray idles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentRow {
@@ -646,7 +646,7 @@ impl Reducer {
             }
         }
         // A turn first named after a session/start named it as its spawner: the callbacks
-        // already open in that subtree block it too (SEMANTICS.md §3).
+        // already open in that subtree block it too (docs/semantics.md §3).
         if self
             .sessions
             .values()
@@ -1275,7 +1275,7 @@ impl Reducer {
             return;
         };
         let row = &mut self.runs[i];
-        // Counted by voice (SEMANTICS.md §5, §6), so every type of a voice counts.
+        // Counted by voice (docs/semantics.md §5, §6), so every type of a voice counts.
         match Voice::of_kind(kind, &ev.kind) {
             Voice::Assistant => row.assistant_deltas += 1,
             Voice::Reasoning => row.reasoning_deltas += 1,
@@ -1288,7 +1288,7 @@ impl Reducer {
         self.run_track[i].last_was_delta = matches!(kind, Kind::TextDelta | Kind::ReasoningDelta);
     }
 
-    /// The state record (SEMANTICS.md §3, INTERFACE.md) of a turn as of the current cursor,
+    /// The state record (docs/semantics.md §3) of a turn as of the current cursor,
     /// or as of `cursor` when given. A turn whose end was malformed has `state: null`.
     /// Texts, outputs and tool calls are those a reducer made with `keep_detail` keeps.
     pub fn state_record(&self, id: TurnId, cursor: Option<u64>) -> Value {

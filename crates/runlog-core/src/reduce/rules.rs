@@ -1,4 +1,4 @@
-//! The fixed tables of SEMANTICS.md: raw turn-end kinds to turn states (§3) and the
+//! The fixed tables of docs/semantics.md: raw turn-end kinds to turn states (§3) and the
 //! error-code table with its retryability and HTTP-status rules (§4).
 
 /// The state a known raw `turn/end` kind maps to.
@@ -11,7 +11,7 @@ pub enum EndClass {
     Unknown,
 }
 
-/// Maps a raw `reason.kind` to its state class (SEMANTICS.md §3).
+/// Maps a raw `reason.kind` to its state class (docs/semantics.md §3).
 pub fn end_class(kind: &str) -> EndClass {
     match kind {
         "completed" | "end_turn" | "COMPLETED" | "task_complete" => EndClass::Completed(false),

@@ -1,4 +1,4 @@
-//! Issue #23's rules on real samples and on small logs in each format's shape: ingest and
+//! The inferred-ending rules on real samples and on small logs in each format's shape: ingest and
 //! reduce (no Arrow), then the outcomes a reader of the log would give.
 
 use std::path::{Path, PathBuf};
@@ -406,8 +406,8 @@ fn print_sample_outcomes() {
     }
 }
 
-// ----- rules found on real logs (round 2) -------------------------------------------------
-// The logs below are written by hand in the shapes of real logs read for issue #23 (Claude
+// ----- rules found on real logs ----------------------------------------------------------
+// The logs below are written by hand in the shapes of public real logs (Claude
 // Code 2.0.64 / 2.0.75 transcripts, a trimmed Codex 0.128 rollout); they are not copies.
 
 #[test]

@@ -1,4 +1,4 @@
-//! Nothing vanishes (issue #23): every non-blank line of every real sample under
+//! Nothing vanishes: every non-blank line of every real sample under
 //! `tests/samples/` (and `../shared/samples/` when present) becomes an event
 //! (`Event::line`), is rejected, is SSE framing, or is folded into a named event the
 //! importer reports ([`Importer::folded`]), for every format.

@@ -1,6 +1,6 @@
 //! The core's integration tests, in one binary (one link instead of one per file): the
 //! line decoders, the payload walker, splitting large files, the spill, and the oracle —
-//! a second, deliberately simple implementation of SEMANTICS.md that must agree with the
+//! a second, deliberately simple implementation of docs/semantics.md that must agree with the
 //! reducer on generated agents.
 
 // The tests were written against the `runlog` crate, which re-exports these modules.

@@ -1,10 +1,10 @@
-//! Issue #3: the reducer checked against a second, deliberately simple implementation of
-//! SEMANTICS.md §2–§5 (`tests/oracle/model.rs`), written from the spec over plain JSON
+//! The reducer checked against a second, deliberately simple implementation of
+//! docs/semantics.md §2–§5 (`oracle/model.rs`), written from the spec over plain JSON
 //! values, on thousands of generated agents; plus the order independence of ingest and
 //! reduce, and replay at every cursor against the log cut at that cursor.
 //!
 //! Inputs come from two generators: `runlog::gen` (production-like) and the random one in
-//! `tests/oracle/randgen.rs` (adversarial: random interleavings of every event type).
+//! `oracle/randgen.rs` (adversarial: random interleavings of every event type).
 //!
 //! On a disagreement the test names the root, the table, the row and the differing fields,
 //! and writes the first failing agent's events to a JSONL file to replay it.

@@ -1,4 +1,4 @@
-//! A second, deliberately simple implementation of SEMANTICS.md §2–§5 (issue #3).
+//! A second, deliberately simple implementation of docs/semantics.md §2–§5.
 //!
 //! Written from the spec alone, over plain `serde_json::Value` events, favouring obvious
 //! clarity over speed: every question ("which interval is open at seq s?", "what is the
@@ -476,7 +476,7 @@ impl Oracle {
             .collect()
     }
 
-    /// The state record of a turn as of cursor `c` (§3, INTERFACE.md).
+    /// The state record of a turn as of cursor `c` (docs/semantics.md §3).
     pub fn state_record(&self, s: &str, t: &str, c: u64) -> Value {
         let mut rec = Map::new();
         let state: Value;
@@ -891,7 +891,7 @@ impl Oracle {
         rows
     }
 
-    // ----- agents (an addition to INTERFACE.md)
+    // ----- agents (docs/semantics.md §8)
 
     fn agent_rows(&self) -> Vec<Value> {
         if self.events.is_empty() {
