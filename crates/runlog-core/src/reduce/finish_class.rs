@@ -63,61 +63,27 @@ use FinishClass::*;
 
 /// Every known raw kind, folded (lower case, `_` for `-`), with its class and the runtimes
 /// that write it. A kind written by several runtimes is listed once.
+#[rustfmt::skip]
 pub const TABLE: &[(&str, FinishClass, &str)] = &[
     // completed
-    (
-        "completed",
-        Completed,
-        "harness, OpenAI Responses, Kestrel (COMPLETED), canonical",
-    ),
-    (
-        "end_turn",
-        Completed,
-        "Anthropic, Claude Code, Codex (inferred), ACP",
-    ),
+    ("completed", Completed, "harness, OpenAI Responses, Kestrel (COMPLETED), canonical"),
+    ("end_turn", Completed, "Anthropic, Claude Code, Codex (inferred), ACP"),
     ("task_complete", Completed, "Codex"),
-    (
-        "stop",
-        Completed,
-        "harness and OpenCode model steps, Gemini (STOP), OpenTelemetry GenAI, OpenAI Chat",
-    ),
+    ("stop", Completed, "harness model steps, OpenCode, Gemini (STOP), OpenTelemetry GenAI, OpenAI Chat"),
     ("stop_sequence", Completed, "Anthropic, Claude Code"),
     ("skipped", Completed, "harness: the turn had nothing to do"),
     ("success", Completed, "Claude Code SDK result"),
-    ("done", Completed, "generic"),
     // length
-    (
-        "max_tokens",
-        Length,
-        "Anthropic, Claude Code, Gemini (MAX_TOKENS), ACP",
-    ),
-    (
-        "length",
-        Length,
-        "OpenCode, OpenTelemetry GenAI, OpenAI Chat",
-    ),
-    (
-        "max_output_tokens",
-        Length,
-        "OpenAI Responses (incomplete_details.reason)",
-    ),
+    ("max_tokens", Length, "Anthropic, Claude Code, Gemini (MAX_TOKENS), ACP"),
+    ("length", Length, "OpenCode, OpenTelemetry GenAI, OpenAI Chat"),
+    ("max_output_tokens", Length, "OpenAI Responses (incomplete_details.reason)"),
     ("model_context_window_exceeded", Length, "Anthropic"),
     ("max_turn_requests", Length, "ACP"),
     ("error_max_turns", Length, "Claude Code SDK result"),
-    ("max_turns", Length, "generic"),
-    ("context_length_exceeded", Length, "OpenAI"),
-    (
-        "incomplete",
-        Length,
-        "OpenAI Responses; refined by reason.cause (content_filter: refused)",
-    ),
+    ("incomplete", Length, "OpenAI Responses; refined by reason.cause (content_filter: refused)"),
     // refused
     ("refusal", Refused, "Anthropic, Claude Code, ACP, OpenAI"),
-    (
-        "content_filter",
-        Refused,
-        "OpenCode (content-filter), OpenTelemetry GenAI, OpenAI",
-    ),
+    ("content_filter", Refused, "OpenCode (content-filter), OpenTelemetry GenAI, OpenAI"),
     ("blocked", Refused, "harness: a guard blocked the turn"),
     ("safety", Refused, "Gemini"),
     ("recitation", Refused, "Gemini"),
@@ -129,75 +95,34 @@ pub const TABLE: &[(&str, FinishClass, &str)] = &[
     ("image_recitation", Refused, "Gemini"),
     ("language", Refused, "Gemini: unsupported language"),
     // error
-    (
-        "error",
-        Error,
-        "harness, Anthropic, Claude Code, OpenAI, OpenCode, OpenTelemetry GenAI",
-    ),
+    ("error", Error, "harness, Anthropic, Claude Code, OpenAI, OpenCode, OpenTelemetry GenAI"),
     ("failed", Error, "OpenAI Responses, Kestrel (FAILED)"),
     ("malformed_function_call", Error, "Gemini"),
     ("unexpected_tool_call", Error, "Gemini"),
     ("too_many_tool_calls", Error, "Gemini"),
     ("error_during_execution", Error, "Claude Code SDK result"),
     // cancelled
-    (
-        "cancelled",
-        Cancelled,
-        "OpenAI Responses, Kestrel (CANCELLED), ACP, canonical",
-    ),
-    ("canceled", Cancelled, "US spelling"),
-    (
-        "aborted",
-        Cancelled,
-        "harness (and its legacy disposed), Codex default",
-    ),
+    ("cancelled", Cancelled, "OpenAI Responses, Kestrel (CANCELLED), ACP, canonical"),
+    ("canceled", Cancelled, "the US spelling"),
+    ("aborted", Cancelled, "harness (and its legacy disposed), Codex default"),
     // interrupted
     ("interrupted", Interrupted, "Claude Code, Codex, harness"),
-    (
-        "replaced",
-        Interrupted,
-        "Codex: a newer message replaced the turn",
-    ),
+    ("replaced", Interrupted, "Codex: a newer message replaced the turn"),
     ("review_ended", Interrupted, "Codex"),
     ("budget_limited", Interrupted, "harness"),
-    (
-        "timeout",
-        Interrupted,
-        "generic: a deadline stopped the turn",
-    ),
-    ("superseded", Interrupted, "generic"),
+    ("timeout", Interrupted, "golden cases: a deadline stopped the turn"),
     // waiting
     ("waiting", Waiting, "Kestrel (WAITING)"),
-    (
-        "pause_turn",
-        Waiting,
-        "Anthropic, Claude Code: the server paused a long turn",
-    ),
-    ("paused", Waiting, "generic"),
-    (
-        "paused_for_review",
-        Waiting,
-        "generic: waits for a reviewer",
-    ),
-    ("awaiting_input", Waiting, "generic: waits for the user"),
-    ("input_required", Waiting, "A2A"),
-    ("requires_action", Waiting, "OpenAI Assistants"),
-    (
-        "handoff",
-        Waiting,
-        "generic: handed over to another agent or person",
-    ),
-    ("deferred", Waiting, "generic: put off until later"),
-    (
-        "tool_use",
-        Waiting,
-        "Anthropic, Claude Code: the model called tools",
-    ),
-    (
-        "tool_calls",
-        Waiting,
-        "harness and OpenCode (tool-calls), OpenAI Chat: the model called tools",
-    ),
+    ("pause_turn", Waiting, "Anthropic, Claude Code: the server paused a long turn"),
+    ("paused", Waiting, "golden cases"),
+    ("paused_for_review", Waiting, "generated logs, golden cases: waits for a reviewer"),
+    ("awaiting_input", Waiting, "generated logs: waits for the user"),
+    ("input_required", Waiting, "A2A task state (input-required)"),
+    ("requires_action", Waiting, "OpenAI Assistants runs"),
+    ("handoff", Waiting, "generated logs: handed over to another agent or person"),
+    ("deferred", Waiting, "generated logs: put off until later"),
+    ("tool_use", Waiting, "Anthropic, Claude Code: the model called tools"),
+    ("tool_calls", Waiting, "harness and OpenCode (tool-calls), OpenAI Chat: the model called tools"),
     ("tool_call", Waiting, "OpenTelemetry GenAI"),
     ("function_call", Waiting, "OpenAI Chat (legacy)"),
     // other, said so by the runtime
@@ -384,6 +309,29 @@ mod tests {
             };
             assert!(allowed.contains(&class), "{kind}: {class:?}");
         }
+    }
+
+    /// docs/finish-class.md lists every entry of the table under its class.
+    #[test]
+    fn the_docs_list_the_table() {
+        let doc = include_str!("../../../../docs/finish-class.md");
+        let mut class = "";
+        let mut listed = Vec::new();
+        for line in doc.lines().filter(|l| l.starts_with("| ")) {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if cells.len() < 4 || !cells[2].starts_with('`') {
+                continue;
+            }
+            if !cells[1].is_empty() {
+                class = cells[1].trim_matches('`');
+            }
+            listed.push((cells[2].trim_matches('`').to_string(), class.to_string()));
+        }
+        let table: Vec<(String, String)> = TABLE
+            .iter()
+            .map(|(k, c, _)| (k.to_string(), c.as_str().to_string()))
+            .collect();
+        assert_eq!(listed, table);
     }
 
     #[test]
