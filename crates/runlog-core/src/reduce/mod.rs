@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::event::{Data, Event, Id, Kind, PayloadIndex, Voice};
-use finish_class::finish_class;
+use finish_class::{finish_class, FinishClass};
 use payload::{keys, Raw};
 use rules::{end_class, is_cancel_kind, EndClass};
 
@@ -1115,7 +1115,7 @@ impl Reducer {
             r.fields(["kind", "cause", "reason", "error"])
         });
         let kind = string_of(ev, kind);
-        let fclass = kind.as_deref().map(|k| {
+        let mut fclass = kind.as_deref().map(|k| {
             let cause = cause.and_then(Raw::as_str);
             finish_class(k, cause.as_deref()).as_str()
         });
@@ -1179,6 +1179,11 @@ impl Reducer {
                             "interrupted".into()
                         }
                     });
+                // The turn's class reads its state too: an Interrupted turn whose cause is
+                // `cancelled` (said so, or it ended with its cancelled session) was cancelled.
+                if &*cause == "cancelled" {
+                    fclass = Some(FinishClass::Cancelled.as_str());
+                }
                 TurnEnd::Interrupted { cause }
             }
             (Some(EndClass::Failed), Some(_)) => TurnEnd::Failed {

@@ -662,6 +662,14 @@ impl Oracle {
                 End::Malformed(e) => (Some(seq(e)), None),
                 End::Kind(e, _) => (Some(seq(e)), class_of_end(e)),
             };
+            // An Interrupted turn whose cause is `cancelled` was cancelled, whatever its kind.
+            let cancelled = state.as_deref() == Some("Interrupted")
+                && rec.get("cause").and_then(Value::as_str) == Some("cancelled");
+            let finish_class = if cancelled {
+                Some("cancelled")
+            } else {
+                finish_class
+            };
             let error_code = if state.as_deref() == Some("Failed") {
                 rec["error"]["code"].as_str().map(str::to_string)
             } else {
