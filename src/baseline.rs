@@ -112,6 +112,15 @@ struct Spec {
 
 const SPECS: &[Spec] = &[
     Spec {
+        id: "finish_classes",
+        keys: &["finish_class", "finish_reason"],
+        count: "intervals",
+        share: Some(Denom::Total("intervals")),
+        counts: &[],
+        rates: &[],
+        limit: None,
+    },
+    Spec {
         id: "finish_reasons",
         keys: &["status", "finish_reason"],
         count: "intervals",

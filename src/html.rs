@@ -77,14 +77,14 @@ const SEMANTIC: &[(&str, &[&str])] = &[
     ("ok", &["completed", "settled", "ok", "answer", "end_turn"]),
     ("bad", &["error", "failed", "protocol_error", "denied"]),
     ("warn", &["interrupted", "cancelled", "canceled"]),
-    ("alt", &["max_tokens", "unknownoutcome"]),
+    ("alt", &["max_tokens", "unknownoutcome", "length", "refused"]),
     (
         "info",
         &["paused_for_review", "blocked", "waiting", "turn_end"],
     ),
     (
         "none",
-        &["unsettled", "running", "-", "open", "(no result)", "(none)"],
+        &["unsettled", "running", "-", "open", "(no result)", "(none)", "other"],
     ),
 ];
 const PALETTE: &[&str] = &["p0", "p1", "p2", "p3", "p4", "p5"];
@@ -602,6 +602,19 @@ fn charts(s: &Section, outcomes: &mut Colours) -> Vec<(&'static str, String, Str
         }
     };
     match s.id.as_str() {
+        "finish_classes" => add(
+            "finish_classes",
+            "Intervals by finish class (the raw finish reasons of each class: see the table)",
+            simple_bars(
+                s,
+                "Intervals by finish class",
+                &["finish_class"],
+                "intervals",
+                "finish_class",
+                &mut Colours::default(),
+                |r| cols(s, &["finish_reason"]).is_some_and(|i| r[i[0]] == "(all)"),
+            ),
+        ),
         "finish_reasons" => add(
             "finish_reasons",
             "Finish reasons of settled intervals (unsettled and protocol errors: see the table and Intervals by status)",

@@ -1,6 +1,7 @@
-//! Report: the headline numbers of a warehouse — why intervals ended, how turns ended,
-//! which errors occurred and how retryable they were, how run attempts settled — computed
-//! once with SQL into a [`Report`] value that is then rendered as text, JSON or Markdown.
+//! Report: the headline numbers of a warehouse — why intervals ended (by finish class,
+//! then by raw finish reason), how turns ended, which errors occurred and how retryable
+//! they were, how run attempts settled — computed once with SQL into a [`Report`] value
+//! that is then rendered as text, JSON or Markdown.
 
 use std::fmt::Write as _;
 
@@ -38,6 +39,28 @@ pub fn tables_used() -> Vec<&'static str> {
 /// The SQL of every section: (id, title, note, query). `{unit}` and `{format}` are filled in
 /// by [`build`] with the time bucket that fits the data's span (see [`time_unit`]).
 pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
+    (
+        "finish_classes",
+        "Intervals by finish class",
+        "finish class = the finish reason's class, one vocabulary across runtimes (docs/finish-class.md); (all) = the class's total, its raw finish reasons beneath; (none) = no finish reason: unsettled, protocol error, or no root turn end",
+        "WITH k AS (
+             SELECT coalesce(finish_class, '(none)') AS finish_class,
+                    CASE WHEN finish_reason IS NOT NULL THEN finish_reason
+                         WHEN status = 'settled' THEN '(no turn end)'
+                         ELSE concat('(', status, ')') END AS finish_reason,
+                    count(*) AS n
+             FROM intervals GROUP BY 1, 2),
+         c AS (SELECT finish_class, sum(n) AS total, sum(sum(n)) OVER () AS grand FROM k GROUP BY 1),
+         r AS (
+             SELECT finish_class, '(all)' AS finish_reason, total AS n, total, grand, 0 AS member FROM c
+             UNION ALL
+             SELECT k.finish_class, k.finish_reason, k.n, c.total, c.grand, 1 AS member
+             FROM k JOIN c ON k.finish_class = c.finish_class)
+         SELECT finish_class, finish_reason, n AS intervals, round(100.0 * n / grand, 1) AS pct
+         FROM r
+         ORDER BY CASE WHEN finish_class = '(none)' THEN 1 ELSE 0 END, total DESC, finish_class,
+                  member, n DESC, finish_reason",
+    ),
     (
         "finish_reasons",
         "Intervals by status and finish reason",

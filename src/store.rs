@@ -102,6 +102,7 @@ pub fn schema(table: &str) -> SchemaRef {
             f("conflicts", I, false),
             f("seq_gaps", I, false),
             f("inferred", B, false),
+            f("finish_class", S, true),
         ],
         "turns" => vec![
             f("root", S, false),
@@ -123,6 +124,7 @@ pub fn schema(table: &str) -> SchemaRef {
             f("output_tokens", I, false),
             f("protocol_error", I, true),
             f("inferred", B, false),
+            f("finish_class", S, true),
         ],
         "errors" => vec![
             f("root", S, false),
@@ -525,6 +527,7 @@ pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
                     i(r.iter().map(|x| x.conflicts)),
                     i(r.iter().map(|x| x.seq_gaps)),
                     b(r.iter().map(|x| x.inferred)),
+                    so(r.iter().map(|x| x.finish_class)),
                 ],
             )
         }
@@ -552,6 +555,7 @@ pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
                     i(r.iter().map(|x| x.output_tokens)),
                     io(r.iter().map(|x| x.protocol_error)),
                     b(r.iter().map(|x| x.inferred)),
+                    so(r.iter().map(|x| x.finish_class)),
                 ],
             )
         }

@@ -259,6 +259,7 @@ fn intervals(p: &mut Page, y: f64) {
             fields(vec![
                 ("status", json!(iv.status)),
                 ("finish_reason", opt(&iv.finish_reason)),
+                ("finish_class", opt(&iv.finish_class)),
                 ("open_seq", json!(iv.open_seq)),
                 ("close_seq", opt(&iv.close_seq)),
                 ("opened_at", json!(format_ts(iv.opened_at))),
@@ -432,6 +433,7 @@ fn lane(
                 ("turn", json!(r.turn.as_str())),
                 ("is_root", json!(r.is_root)),
                 ("state", opt(&r.state)),
+                ("finish_class", opt(&r.finish_class)),
                 ("stop_reason", opt(&r.stop_reason)),
                 ("cause", opt(&r.cause)),
                 ("error_code", opt(&r.error_code)),

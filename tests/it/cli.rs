@@ -81,6 +81,7 @@ const TABLES: &[(&str, &[(&str, &str)])] = &[
             ("conflicts", "Int64"),
             ("seq_gaps", "Int64"),
             ("inferred", "Boolean"),
+            ("finish_class", "Utf8"),
         ],
     ),
     (
@@ -105,6 +106,7 @@ const TABLES: &[(&str, &[(&str, &str)])] = &[
             ("output_tokens", "Int64"),
             ("protocol_error", "Int64"),
             ("inferred", "Boolean"),
+            ("finish_class", "Utf8"),
         ],
     ),
     (

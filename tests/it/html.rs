@@ -9,6 +9,7 @@ use runlog::report::{render_text, Report, Section};
 
 /// Every chart of the page: (chart id, section id).
 const CHARTS: &[(&str, &str)] = &[
+    ("finish_classes", "finish_classes"),
     ("finish_reasons", "finish_reasons"),
     ("interval_status", "interval_status"),
     ("finish_reasons_over_time", "finish_reasons_over_time"),

@@ -7,7 +7,7 @@
 //! | `response.created` | `session/start{parent: null, model}`, `turn/start` |
 //! | `response.output_text.delta` / `response.reasoning_summary_text.delta` (and `reasoning_text`) | `text/delta` / `reasoning/delta` |
 //! | `response.output_item.done` of a `function_call` | `tool/call{call_id, name, arguments}` (the item's arguments, else the joined `function_call_arguments.delta`s) |
-//! | `response.completed` / `.incomplete` / `.failed` | `model/end{finish_reason: status, usage}` (inclusive usage) and `turn/end{kind: status, text}`; no `turn/end` for a `completed` response that asks for function calls (the turn waits for their results) |
+//! | `response.completed` / `.incomplete` / `.failed` | `model/end{finish_reason: status, usage}` (inclusive usage) and `turn/end{kind: status, cause: incomplete_details.reason, text}`; no `turn/end` for a `completed` response that asks for function calls (the turn waits for their results) |
 //! | `error{code}` | `model/end{error}`; the turn ends with the `response.failed` that follows (which then adds no second `model/end`), else `turn/end{kind: "error", error}` at the end of the file |
 //!
 //! `function_call_arguments.delta` lines are folded into their `tool/call`; every other
@@ -164,6 +164,9 @@ impl OpenaiImporter {
             .to_string();
         let resp_error = resp.and_then(|r| r.get("error")).filter(|e| e.is_object());
         let error = resp_error.map(openai_error).or_else(|| self.error.clone());
+        let incomplete_reason = resp
+            .and_then(|r| r.get("incomplete_details"))
+            .and_then(|d| d.get("reason"));
         // An `error` event already recorded this call's failure.
         if self.error.is_none() {
             let mut data = json!({ "finish_reason": status });
@@ -178,10 +181,7 @@ impl OpenaiImporter {
                     n(&["output_tokens_details", "reasoning_tokens"]),
                 );
             }
-            if let Some(r) = resp
-                .and_then(|r| r.get("incomplete_details"))
-                .and_then(|d| d.get("reason"))
-            {
+            if let Some(r) = incomplete_reason {
                 data["incomplete_reason"] = r.clone();
             }
             if let Some(e) = &error {
@@ -194,6 +194,10 @@ impl OpenaiImporter {
         }
         self.ended = true;
         let mut reason = json!({ "kind": status });
+        // Why a response is incomplete (max_output_tokens, content_filter): its finish class.
+        if let Some(r) = incomplete_reason.filter(|r| r.is_string()) {
+            reason["cause"] = r.clone();
+        }
         if let Some(e) = error {
             reason["error"] = e;
         }
@@ -353,6 +357,7 @@ mod tests {
         let end: Value = serde_json::from_str(&evs[4].data).unwrap();
         assert_eq!(evs[4].kind, "turn/end");
         assert_eq!(end["reason"]["kind"], "incomplete");
+        assert_eq!(end["reason"]["cause"], "max_output_tokens");
         assert_eq!(end["text"], "Hi");
         let model: Value = serde_json::from_str(&evs[3].data).unwrap();
         assert_eq!(model["usage"]["total_tokens"], 5);

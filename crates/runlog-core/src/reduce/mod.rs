@@ -9,6 +9,7 @@
 /// The payload walker lives with the event it reads ([`crate::event::payload`]); this
 /// name stays for the code and tests that knew it here.
 pub use crate::event::payload;
+pub mod finish_class;
 pub mod rules;
 
 use foldhash::HashMap;
@@ -17,6 +18,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::event::{Data, Event, Id, Kind, PayloadIndex, Voice};
+use finish_class::{finish_class, FinishClass};
 use payload::{keys, Raw};
 use rules::{end_class, is_cancel_kind, EndClass};
 
@@ -30,6 +32,8 @@ pub struct IntervalRow {
     pub closed_at: Option<i64>,
     pub status: &'static str,
     pub finish_reason: Option<Data>,
+    /// The class of `finish_reason` ([`finish_class`]); NULL with it.
+    pub finish_class: Option<&'static str>,
     pub protocol_error: Option<i64>,
     pub message_id: Option<Data>,
     pub joined_messages: i64,
@@ -68,6 +72,9 @@ pub struct TurnRow {
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub protocol_error: Option<i64>,
+    /// The class of the kind of the turn end that decided its state ([`finish_class`]);
+    /// NULL while the turn has not ended, or when that end has no string kind.
+    pub finish_class: Option<&'static str>,
     /// Its end was deduced by the importer (`data.inferred: true` on the `turn/end`).
     pub inferred: bool,
 }
@@ -353,6 +360,8 @@ struct TurnState {
     end: Option<TurnEnd>,
     /// The end that decided the turn carried `data.inferred: true`.
     end_inferred: bool,
+    /// The finish class of that end's kind.
+    end_class: Option<&'static str>,
     delta_chars: i64,
     /// The length of the `text` its end recorded (the end's text itself is kept only with
     /// details).
@@ -418,7 +427,7 @@ pub struct Reducer {
     intervals: Vec<IntervalRow>,
     open_interval: Option<usize>,
     /// The last root-session `turn/end` in the open interval: (seq, kind if a string).
-    last_root_end: Option<(u64, Option<Data>)>,
+    last_root_end: Option<(u64, Option<(Data, &'static str)>)>,
     /// Whether that end was inferred (`data.inferred`).
     last_root_end_inferred: bool,
     errors: Vec<ErrorRow>,
@@ -615,6 +624,7 @@ impl Reducer {
             end_seq: None,
             end: None,
             end_inferred: false,
+            end_class: None,
             delta_chars: 0,
             end_text_len: None,
             delta_text: String::new(),
@@ -881,6 +891,7 @@ impl Reducer {
                     closed_at: None,
                     status: "unsettled",
                     finish_reason: None,
+                    finish_class: None,
                     protocol_error: None,
                     message_id: string_of(ev, members(ev, keys::RECEIPT)[0]),
                     joined_messages: 0,
@@ -914,9 +925,10 @@ impl Reducer {
                                 iv.status = "protocol_error";
                                 iv.protocol_error = Some(s as i64);
                             }
-                            Some((_, Some(k))) => {
+                            Some((_, Some((k, class)))) => {
                                 iv.status = "settled";
                                 iv.finish_reason = Some(k);
+                                iv.finish_class = Some(class);
                             }
                             None => iv.status = "settled",
                         }
@@ -1103,9 +1115,13 @@ impl Reducer {
             r.fields(["kind", "cause", "reason", "error"])
         });
         let kind = string_of(ev, kind);
+        let mut fclass = kind.as_deref().map(|k| {
+            let cause = cause.and_then(Raw::as_str);
+            finish_class(k, cause.as_deref()).as_str()
+        });
         let inferred = data_inferred(ev);
         if is_root_session && self.open_interval.is_some() {
-            self.last_root_end = Some((seq, kind.clone()));
+            self.last_root_end = Some((seq, kind.clone().zip(fclass)));
             self.last_root_end_inferred = inferred;
         }
         let class = kind.as_deref().map(end_class);
@@ -1163,6 +1179,11 @@ impl Reducer {
                             "interrupted".into()
                         }
                     });
+                // The turn's class reads its state too: an Interrupted turn whose cause is
+                // `cancelled` (said so, or it ended with its cancelled session) was cancelled.
+                if &*cause == "cancelled" {
+                    fclass = Some(FinishClass::Cancelled.as_str());
+                }
                 TurnEnd::Interrupted { cause }
             }
             (Some(EndClass::Failed), Some(_)) => TurnEnd::Failed {
@@ -1184,6 +1205,7 @@ impl Reducer {
         let ts = &mut self.turns[t];
         ts.end = Some(end);
         ts.end_inferred = inferred;
+        ts.end_class = fclass;
         ts.end_seq = Some(seq);
         ts.end_text_len = text_len;
         let opened = ts.opened_callbacks.clone();
@@ -1417,6 +1439,7 @@ impl Reducer {
             input_tokens: t.input_tokens,
             output_tokens: t.output_tokens,
             protocol_error: None,
+            finish_class: t.end.as_ref().and(t.end_class),
             inferred: t.end.is_some() && t.end_inferred,
         };
         match &t.end {

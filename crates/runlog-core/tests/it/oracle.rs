@@ -51,7 +51,8 @@ fn real_tables(d: &Derived) -> Tables {
                 json!({
                     "root": r.root.as_str(), "open_seq": r.open_seq, "close_seq": r.close_seq,
                     "opened_at": r.opened_at, "closed_at": r.closed_at, "status": r.status,
-                    "finish_reason": r.finish_reason, "protocol_error": r.protocol_error,
+                    "finish_reason": r.finish_reason, "finish_class": r.finish_class,
+                    "protocol_error": r.protocol_error,
                     "message_id": r.message_id, "joined_messages": r.joined_messages,
                     "turns": r.turns, "model_calls": r.model_calls, "errors": r.errors,
                     "tool_calls": r.tool_calls, "input_tokens": r.input_tokens,
@@ -74,6 +75,7 @@ fn real_tables(d: &Derived) -> Tables {
                     "text_len": r.text_len, "tool_calls": r.tool_calls,
                     "model_calls": r.model_calls, "input_tokens": r.input_tokens,
                     "output_tokens": r.output_tokens, "protocol_error": r.protocol_error,
+                    "finish_class": r.finish_class,
                 })
             })
             .collect(),

@@ -113,6 +113,26 @@ fn state_of_kind(kind: &str) -> (&'static str, bool) {
     }
 }
 
+/// The finish class of a turn end (docs/finish-class.md): the documented table's entry for
+/// the kind read in lower case with `_` for `-` and spaces, else `other`; `incomplete` takes
+/// its cause's class when the cause is a listed kind other than `other`.
+fn class_of_end(e: &Value) -> Option<&'static str> {
+    let kind = path_str(data(e), &["reason", "kind"])?;
+    let listed = |k: &str| {
+        let k = k.to_lowercase().replace(['-', ' '], "_");
+        runlog_core::reduce::finish_class::TABLE
+            .iter()
+            .find(|(known, _, _)| *known == k)
+            .map(|(_, class, _)| class.as_str())
+    };
+    let cause = path_str(data(e), &["reason", "cause"]);
+    let refined = match cause {
+        Some(c) if kind.to_lowercase() == "incomplete" => listed(&c).filter(|c| *c != "other"),
+        _ => None,
+    };
+    Some(refined.or_else(|| listed(&kind)).unwrap_or("other"))
+}
+
 /// The HTTP statuses the code's column (§4) accepts; `None` for NULL/unknown codes.
 fn status_ok(code: &str, status: i64) -> Option<bool> {
     let is4xx = (400..500).contains(&status);
@@ -308,6 +328,10 @@ impl Oracle {
                     },
                 }
             };
+            let finish_class = match finish_reason {
+                Some(_) => last_root_end.and_then(|e| class_of_end(e)),
+                None => None,
+            };
             rows.push(json!({
                 "root": self.root,
                 "open_seq": seq(open),
@@ -316,6 +340,7 @@ impl Oracle {
                 "closed_at": close.map(ts),
                 "status": status,
                 "finish_reason": finish_reason,
+                "finish_class": finish_class,
                 "protocol_error": protocol_error,
                 "message_id": path_str(data(open), &["message_id"]),
                 "joined_messages": iv.joined,
@@ -632,9 +657,18 @@ impl Oracle {
                     .map(|e| path_int(data(e), &["usage", k]).unwrap_or(0))
                     .sum()
             };
-            let end = match self.turn_end(&s, &t, c) {
-                End::None => None,
-                End::Malformed(e) | End::Kind(e, _) => Some(seq(e)),
+            let (end, finish_class) = match self.turn_end(&s, &t, c) {
+                End::None => (None, None),
+                End::Malformed(e) => (Some(seq(e)), None),
+                End::Kind(e, _) => (Some(seq(e)), class_of_end(e)),
+            };
+            // An Interrupted turn whose cause is `cancelled` was cancelled, whatever its kind.
+            let cancelled = state.as_deref() == Some("Interrupted")
+                && rec.get("cause").and_then(Value::as_str) == Some("cancelled");
+            let finish_class = if cancelled {
+                Some("cancelled")
+            } else {
+                finish_class
             };
             let error_code = if state.as_deref() == Some("Failed") {
                 rec["error"]["code"].as_str().map(str::to_string)
@@ -661,6 +695,7 @@ impl Oracle {
                 "input_tokens": tokens("input_tokens"),
                 "output_tokens": tokens("output_tokens"),
                 "protocol_error": rec.get("protocol_error").and_then(Value::as_str).map(|p| p.parse::<i64>().unwrap()),
+                "finish_class": finish_class,
             }));
         }
         rows
