@@ -66,7 +66,6 @@ fn dump(wh: &str) -> std::collections::BTreeMap<&'static str, String> {
     crate::shards::dump(Path::new(wh))
 }
 
-#[test]
 fn ingest_query_report_and_replay_on_s3_answer_as_on_a_local_folder() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -101,7 +100,6 @@ fn ingest_query_report_and_replay_on_s3_answer_as_on_a_local_folder() {
     assert_eq!(dump(&s3), dump(local));
 }
 
-#[test]
 fn shards_on_s3_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -135,7 +133,6 @@ fn shards_on_s3_equal_a_full_ingest() {
     assert_eq!(m.shards.unwrap().committed.len(), 3);
 }
 
-#[test]
 fn two_writers_racing_on_s3_one_wins_the_other_rebases() {
     let Some(bucket) = bucket() else { return };
     let url = fresh(&bucket, "race");
@@ -143,7 +140,6 @@ fn two_writers_racing_on_s3_one_wins_the_other_rebases() {
     crate::commit::two_writers_race(&root);
 }
 
-#[test]
 fn a_refused_ingest_leaves_an_s3_warehouse_as_it_was() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -207,7 +203,6 @@ fn mapped(out: &[u8], from: &str, to: &str) -> String {
     String::from_utf8_lossy(out).replace(from, to)
 }
 
-#[test]
 fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -328,7 +323,6 @@ fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
     assert_eq!(names, [extra.to_str().unwrap(), tree.as_str()]);
 }
 
-#[test]
 fn missing_inputs_on_s3_are_refused_naming_the_url() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -398,7 +392,6 @@ async fn cluster() -> String {
 }
 
 #[cfg(feature = "ballista")]
-#[test]
 fn ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster() {
     let Some(bucket) = bucket() else { return };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -444,7 +437,6 @@ fn ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster() {
     });
 }
 
-#[test]
 fn appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -573,7 +565,6 @@ fn assert_same_mapped(wh: &str, from: &str, full: &str, to: &str) {
     }
 }
 
-#[test]
 fn appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -653,7 +644,6 @@ fn appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files() {
     assert_eq!(versions_of(&wh), before);
 }
 
-#[test]
 fn an_append_that_must_read_a_deleted_object_again_is_refused_naming_it() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -716,7 +706,6 @@ fn an_append_that_must_read_a_deleted_object_again_is_refused_naming_it() {
     assert_eq!(dump(wh), dump(full));
 }
 
-#[test]
 fn appends_of_local_and_s3_inputs_together_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -764,7 +753,6 @@ fn appends_of_local_and_s3_inputs_together_equal_a_full_ingest() {
 
 /// Appenders racing: a loser plans again on the winner's version without downloading its
 /// object again.
-#[test]
 fn racing_appenders_of_objects_download_each_object_once() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -812,7 +800,6 @@ fn racing_appenders_of_objects_download_each_object_once() {
     assert!(m.inputs.values().all(|fp| fp.object.is_some()), "stamped");
 }
 
-#[test]
 fn sharded_appends_on_s3_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -841,4 +828,20 @@ fn sharded_appends_on_s3_equal_a_full_ingest() {
     let versions = runlog::objstore::block_on(runlog::commit::log::versions(&wh)).unwrap();
     assert_eq!(versions, [1, 2, 3], "one version each");
     assert!(runlog::commit::read_latest(&wh).unwrap().round.is_none());
+}
+
+trials! {
+    ingest_query_report_and_replay_on_s3_answer_as_on_a_local_folder,
+    shards_on_s3_equal_a_full_ingest,
+    two_writers_racing_on_s3_one_wins_the_other_rebases,
+    a_refused_ingest_leaves_an_s3_warehouse_as_it_was,
+    inputs_on_s3_read_as_the_same_files_in_a_local_folder,
+    missing_inputs_on_s3_are_refused_naming_the_url,
+    #[cfg(feature = "ballista")] ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster,
+    appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land,
+    appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files,
+    an_append_that_must_read_a_deleted_object_again_is_refused_naming_it,
+    appends_of_local_and_s3_inputs_together_equal_a_full_ingest,
+    racing_appenders_of_objects_download_each_object_once,
+    sharded_appends_on_s3_equal_a_full_ingest,
 }
