@@ -2920,6 +2920,7 @@ mod tests {
     use super::*;
     use crate::ingest::{assemble, parse_line, read_stream, IngestOptions, Ingested};
     use crate::reduce::{reduce_agent, rules, Derived};
+    use crate::shard::fnv1a64;
     use std::collections::{BTreeMap, BTreeSet};
 
     fn bytes(opts: &GenOptions) -> Vec<u8> {
@@ -3352,15 +3353,6 @@ mod tests {
         }
     }
 
-    fn fnv(b: &[u8]) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &x in b {
-            h ^= x as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        h
-    }
-
     fn spread(
         agents: u64,
         seed: u64,
@@ -3402,10 +3394,10 @@ mod tests {
     fn by_agent_deltas_bytes_are_pinned() {
         let mut v = Vec::new();
         write_to(&opts(60, 7, 0.0), &mut v).unwrap();
-        assert_eq!(fnv(&v), 0x8ad86a14b8b277dd);
+        assert_eq!(fnv1a64(&v), 0x8ad86a14b8b277dd);
         v.clear();
         write_to(&opts(60, 7, 0.5), &mut v).unwrap();
-        assert_eq!(fnv(&v), 0x3b69f651673f320e);
+        assert_eq!(fnv1a64(&v), 0x3b69f651673f320e);
         let dir = tempfile::tempdir().unwrap();
         let cases: [(u64, u64, u32, f64, &[u64]); 2] = [
             (
@@ -3438,7 +3430,7 @@ mod tests {
             };
             assert_eq!((o.layout, o.mix), (Layout::ByAgent, Mix::Deltas));
             let (_, got) = folder(&o, &dir.path().join(format!("{agents}-{seed}")));
-            let got: Vec<u64> = got.iter().map(|f| fnv(f)).collect();
+            let got: Vec<u64> = got.iter().map(|f| fnv1a64(f)).collect();
             assert_eq!(got, want, "{agents} agents, seed {seed}, {files} files");
         }
     }
@@ -3757,23 +3749,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// `cargo test --release --lib gen::tests::speed -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn speed() {
-        let o = opts(5500, 1, 0.0);
-        let t = std::time::Instant::now();
-        let st = write_to(&o, &mut std::io::sink()).unwrap();
-        let s = t.elapsed().as_secs_f64();
-        println!(
-            "{} agents, {} lines ({:.1}/agent), {:.1} MB in {s:.2}s: {:.1} MB/s",
-            st.agents,
-            st.lines,
-            st.lines as f64 / st.agents as f64,
-            st.bytes as f64 / 1e6,
-            st.bytes as f64 / 1e6 / s
-        );
     }
 }

@@ -16,8 +16,20 @@ pub const SHARED_TABLES: &[&str] = &["rejects", "files"];
 
 /// FNV-1a, 64 bits, of the root's bytes: the stable hash that places an agent in a shard.
 pub fn root_hash(root: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in root.as_bytes() {
+    fnv1a64(root.as_bytes())
+}
+
+/// FNV-1a's 64-bit offset basis: the hash of no bytes, where [`fnv1a64_more`] starts.
+pub const FNV1A64_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a, 64 bits, of `bytes`.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    fnv1a64_more(FNV1A64_START, bytes)
+}
+
+/// Continues the FNV-1a 64 hash `h` of some bytes over `bytes`: the hash of both.
+pub fn fnv1a64_more(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }

@@ -171,19 +171,6 @@ pub fn ingest_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Ingested>
     read_inputs(&Inputs::of_files(files).files, opts)
 }
 
-/// [`ingest_files`] with each file's relative name given (see [`relative_name`]).
-pub fn ingest_files_with(
-    files: &[PathBuf],
-    rels: &[String],
-    opts: &IngestOptions,
-) -> Result<Ingested> {
-    let mut inputs = Inputs::of_files(files);
-    for (f, rel) in inputs.files.iter_mut().zip(rels) {
-        f.rel = rel.clone();
-    }
-    read_inputs(&inputs.files, opts)
-}
-
 fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
     let pieces = split_files(files, opts)?;
     let mut read: Vec<(usize, FileRead)> = pieces
