@@ -3,8 +3,8 @@
 //! (reduce).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use runlog::gen::{self, GenOptions};
 use runlog::ingest::{self, IngestOptions};
+use runlog_gen::{self as gen, GenOptions};
 
 /// The allocator the `runlog` binary uses (src/main.rs), so that the figures are the
 /// binary's: with the system allocator, malloc/free took about 30 % of the reduce bench.

@@ -32,7 +32,7 @@ pub mod store;
 pub mod timeline;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.
-pub use runlog_core::{decode, event, gen, import, ingest, reduce, shard};
+pub use runlog_core::{decode, event, import, ingest, reduce, shard};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

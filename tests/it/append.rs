@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use runlog::gen::{GenOptions, Layout, Mix};
+use runlog_gen::{GenOptions, Layout, Mix};
 
 use super::shards::{dump, ok, runlog, stderr};
 
@@ -352,7 +352,7 @@ fn count_events(wh: &Path) -> Option<u64> {
 
 /// A log generated with `opts` into `dir`: its files, in the order ingest reads them.
 fn generated_with(dir: &Path, opts: &GenOptions) -> Vec<PathBuf> {
-    runlog::gen::write(opts, dir).unwrap();
+    runlog_gen::write(opts, dir).unwrap();
     runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
 }
 

@@ -26,13 +26,13 @@ fn runlog_bin() -> Command {
 /// Writes a generated log (`runlog gen` with these options) into `dir`.
 fn gen(dir: &Path, name: &str, agents: u64, seed: u64, anomalies: f64) -> PathBuf {
     let p = dir.join(name);
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents,
         seed,
         anomalies,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &p).expect("gen");
+    runlog_gen::write(&opts, &p).expect("gen");
     p
 }
 

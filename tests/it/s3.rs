@@ -50,14 +50,14 @@ fn ok(args: &[&str]) -> Vec<u8> {
 
 fn logs(dir: &Path) -> String {
     let out = dir.join("logs");
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 60,
         seed: 5,
         files: 2,
         anomalies: 0.05,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     out.to_string_lossy().into_owned()
 }
 
@@ -216,14 +216,14 @@ fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
         .status()
         .unwrap();
     assert!(copy.success());
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 40,
         seed: 9,
         files: 2,
         anomalies: 0.1,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &local.join("gen")).unwrap();
+    runlog_gen::write(&opts, &local.join("gen")).unwrap();
     let prefix = fresh(&bucket, "inputs");
     upload(&local, &prefix);
     let local = local.to_str().unwrap();
@@ -440,7 +440,7 @@ fn ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster() {
 fn appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (files, local) = logs_and_full_ingest(dir.path(), 6, 5, runlog::gen::Layout::Rotated);
+    let (files, local) = logs_and_full_ingest(dir.path(), 6, 5, runlog_gen::Layout::Rotated);
     let local = local.as_str();
     let s3 = fresh(&bucket, "append");
     ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
@@ -508,10 +508,10 @@ fn logs_and_full_ingest(
     dir: &Path,
     seed: u64,
     files: u32,
-    layout: runlog::gen::Layout,
+    layout: runlog_gen::Layout,
 ) -> (Vec<String>, String) {
     let out = dir.join("logs");
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 60,
         seed,
         files,
@@ -519,7 +519,7 @@ fn logs_and_full_ingest(
         layout,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     let files: Vec<String> = runlog::ingest::discover(&[out])
         .unwrap()
         .0
@@ -537,15 +537,15 @@ fn logs_and_full_ingest(
 /// Clean generated logs (no duplicates or conflicts: appends stay incremental) in `n`
 /// files under `dir`; their paths, in the order ingest reads them.
 fn clean_logs(dir: &Path, n: u32, seed: u64) -> Vec<std::path::PathBuf> {
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 60,
         seed,
         files: n,
         anomalies: 0.0,
-        layout: runlog::gen::Layout::Rotated,
+        layout: runlog_gen::Layout::Rotated,
         ..Default::default()
     };
-    runlog::gen::write(&opts, dir).unwrap();
+    runlog_gen::write(&opts, dir).unwrap();
     runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
 }
 
@@ -803,7 +803,7 @@ fn racing_appenders_of_objects_download_each_object_once() {
 fn sharded_appends_on_s3_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (files, local) = logs_and_full_ingest(dir.path(), 16, 4, runlog::gen::Layout::Scattered);
+    let (files, local) = logs_and_full_ingest(dir.path(), 16, 4, runlog_gen::Layout::Scattered);
     let local = local.as_str();
     let s3 = fresh(&bucket, "shard-append");
     ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);

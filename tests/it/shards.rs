@@ -31,14 +31,14 @@ pub(crate) fn stderr(o: &Output) -> String {
 /// A generated log with anomalies (duplicates, conflicts, bad lines) in three files.
 fn logs(dir: &Path) -> PathBuf {
     let out = dir.join("logs");
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 120,
         seed: 8,
         files: 3,
         anomalies: 0.05,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     out
 }
 

@@ -401,13 +401,13 @@ fn golden_cases_draw_every_row_once() {
 
 fn gen_log(dir: &Path, agents: u64, seed: u64, anomalies: f64) -> PathBuf {
     let out = dir.join(format!("gen-{seed}.jsonl"));
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents,
         seed,
         anomalies,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).expect("gen");
+    runlog_gen::write(&opts, &out).expect("gen");
     out
 }
 

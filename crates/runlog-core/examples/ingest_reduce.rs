@@ -17,10 +17,10 @@
 
 use std::path::PathBuf;
 
-use runlog_core::gen::{write, GenOptions};
 use runlog_core::ingest::{ingest_paths, IngestOptions};
 use runlog_core::reduce::reduce_all;
 use runlog_core::shard::{fnv1a64_more, FNV1A64_START};
+use runlog_gen::{write, GenOptions};
 
 /// The allocator of the `runlog` binary, set up as it sets it up (`src/main.rs`), so that
 /// instruction and page-fault counts are the binary's.
@@ -111,7 +111,7 @@ fn main() {
             };
             let secs: f64 = args[3].parse().expect("SECS");
             let mut bytes = Vec::new();
-            runlog_core::gen::write_to(&opts, &mut bytes).expect("gen");
+            runlog_gen::write_to(&opts, &mut bytes).expect("gen");
             let opt = IngestOptions::default();
             let fr =
                 runlog_core::ingest::read_stream(0, "bench", bytes.as_slice(), &opt).expect("read");

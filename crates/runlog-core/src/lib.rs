@@ -9,8 +9,8 @@
 //! [`reduce`] (the interval reducer, SEMANTICS.md) → [`summary`] (the accounting) and
 //! [`replay`] (timelines and snapshots of one agent, a live monitor).
 //! [`fingerprint`] tells an appended input file from one read before.
-//! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs
-//! for tests, demos and benchmarks.
+//! [`shard`] places agents in shards and partitions. (Production-like logs for tests, demos
+//! and benchmarks come from the `runlog-gen` crate, which depends on this one.)
 
 #[cfg(feature = "mimalloc")]
 pub mod alloc;
@@ -18,7 +18,6 @@ pub mod decode;
 pub mod error;
 pub mod event;
 pub mod fingerprint;
-pub mod gen;
 pub mod import;
 pub mod ingest;
 pub mod reduce;

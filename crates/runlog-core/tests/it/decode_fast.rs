@@ -6,7 +6,7 @@
 use crate::common;
 
 use runlog::decode::{parse_line, parse_line_fast, parse_line_general};
-use runlog::gen::{agent_lines, GenOptions};
+use runlog_gen::{agent_lines, GenOptions};
 
 fn check(line: &[u8]) -> bool {
     let general = parse_line_general(line);

@@ -3,7 +3,7 @@
 //! values, on thousands of generated agents; plus the order independence of ingest and
 //! reduce, and replay at every cursor against the log cut at that cursor.
 //!
-//! Inputs come from two generators: `runlog::gen` (production-like) and the random one in
+//! Inputs come from two generators: `runlog_gen` (production-like) and the random one in
 //! `tests/oracle/randgen.rs` (adversarial: random interleavings of every event type).
 //!
 //! On a disagreement the test names the root, the table, the row and the differing fields,
@@ -366,16 +366,16 @@ fn random_lines(seed: u64, n: usize, anomalies: bool) -> Vec<String> {
         .collect()
 }
 
-/// Lines of `n` production-like agents from `runlog::gen`.
+/// Lines of `n` production-like agents from `runlog_gen`.
 fn gen_lines(seed: u64, n: u64, anomalies: f64) -> Vec<String> {
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: n,
         seed,
         anomalies,
         ..Default::default()
     };
     (0..n)
-        .flat_map(|i| runlog::gen::agent_lines(&opts, i))
+        .flat_map(|i| runlog_gen::agent_lines(&opts, i))
         .collect()
 }
 
@@ -422,12 +422,12 @@ fn oracle_agrees_on_generated_agents() {
     let mut report = Report::default();
     // The whole stream as `runlog gen` writes it.
     let mut gen_stream = Vec::new();
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 1500,
         seed: 11,
         ..Default::default()
     };
-    runlog::gen::write_to(&opts, &mut gen_stream).expect("gen writes");
+    runlog_gen::write_to(&opts, &mut gen_stream).expect("gen writes");
     let inputs: Vec<(&str, Vec<u8>)> = vec![
         ("runlog::gen", gen_stream),
         (

@@ -10,8 +10,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use runlog::decode::parse_line;
-use runlog::gen::{agent_lines, GenOptions};
 use runlog::reduce::payload::{self, Raw};
+use runlog_gen::{agent_lines, GenOptions};
 use serde_json::value::RawValue;
 
 fn members(data: &str) -> Option<BTreeMap<String, &RawValue>> {

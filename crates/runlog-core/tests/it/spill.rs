@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use runlog::gen::GenOptions;
 use runlog::ingest::IngestOptions;
+use runlog_gen::GenOptions;
 
 fn generated(dir: &std::path::Path, anomalies: f64) -> PathBuf {
     let out = dir.join("logs");
@@ -16,7 +16,7 @@ fn generated(dir: &std::path::Path, anomalies: f64) -> PathBuf {
         anomalies,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     out
 }
 

@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use runlog::gen::{self, GenOptions};
 use runlog::ingest::{ingest_files, IngestOptions, Ingested};
+use runlog_gen::GenOptions;
 
 fn ingest(path: &std::path::Path, split_bytes: u64, format: runlog::import::Format) -> Ingested {
     let opts = IngestOptions {
@@ -29,7 +29,7 @@ fn awkward_log() -> Vec<u8> {
         ..Default::default()
     };
     let mut generated = Vec::new();
-    gen::write_to(&opts, &mut generated).expect("generate");
+    runlog_gen::write_to(&opts, &mut generated).expect("generate");
     let lines: Vec<&[u8]> = generated.split(|&b| b == b'\n').collect();
     let mut out = b"\xEF\xBB\xBF".to_vec();
     for (i, l) in lines.iter().enumerate() {
