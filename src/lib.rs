@@ -92,7 +92,7 @@ pub fn load_inputs(
     let start = Instant::now();
     let mut ingested = ingest::ingest_inputs(inputs, opts)?;
     if let Some(s) = shard {
-        s.retain(&mut ingested);
+        ingested.retain_shard(&s);
     }
     let derived = reduce_all(&ingested);
     let summary = summarize(

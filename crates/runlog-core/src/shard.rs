@@ -2,12 +2,11 @@
 //! has `fnv1a64(root) % N == I`. The hash is a fixed function over the root's UTF-8 bytes,
 //! so every machine and every release agrees on it; spill partitions (and, later, warehouse
 //! buckets) are placed by the same hash. How shards commit into one warehouse is the
-//! warehouse's business (`runlog::commit`), not this module's.
+//! warehouse's business (`runlog::commit`), not this module's. A leaf: it knows roots, not
+//! ingest ([`crate::ingest::Ingested::retain_shard`] keeps a shard's agents).
 
 use std::fmt;
 use std::str::FromStr;
-
-use crate::ingest::Ingested;
 
 /// Tables that are not per agent: shard 0 writes them for the whole input it read (a
 /// reject has no agent, or an agent whose events conflict; the `files` accounting counts
@@ -58,11 +57,6 @@ impl Shard {
     pub fn owns_shared_tables(&self) -> bool {
         self.index == 0
     }
-
-    /// Keeps only this shard's agents (after assembly, before reduce).
-    pub fn retain(&self, ing: &mut Ingested) {
-        ing.agents.retain(|a| self.owns(&a.root));
-    }
 }
 
 impl fmt::Display for Shard {
@@ -84,22 +78,6 @@ impl FromStr for Shard {
         }
         Ok(Shard { index, count })
     }
-}
-
-/// A fingerprint of an ingest's inputs: FNV-1a over each file's name and size, in order.
-pub fn inputs_fingerprint(ing: &Ingested) -> String {
-    let mut text = String::new();
-    for f in &ing.files {
-        text.push_str(&f.file);
-        text.push('\0');
-        text.push_str(&f.bytes.to_string());
-        text.push('\n');
-    }
-    format!(
-        "{} files, fnv1a64 {:016x}",
-        ing.files.len(),
-        root_hash(&text)
-    )
 }
 
 #[cfg(test)]

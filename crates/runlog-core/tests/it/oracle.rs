@@ -20,10 +20,10 @@ use serde_json::{json, Value};
 
 use model::{Oracle, Tables, TABLES};
 use randgen::Rng;
-use runlog::event::PayloadIndex;
-use runlog::ingest::{assemble, read_stream, IngestOptions, Ingested};
-use runlog::reduce::{reduce_agent, Derived, Reducer};
-use runlog::Event;
+use runlog_core::event::PayloadIndex;
+use runlog_core::ingest::{assemble, read_stream, IngestOptions, Ingested};
+use runlog_core::reduce::{reduce_agent, Derived, Reducer};
+use runlog_core::Event;
 
 // ---------------------------------------------------------------------------------------
 // Both sides in comparable form: each row a JSON object, by table.
@@ -489,7 +489,7 @@ fn placeless(ing: &Ingested) -> Vec<(String, Vec<Event>)> {
 /// order) as JSON values.
 fn check_order_independence(what: &str, lines: &[String], exact: bool) {
     let base = ingest(&[join_lines(lines)]);
-    let base_derived = runlog::reduce_all(&base);
+    let base_derived = runlog_core::reduce_all(&base);
     let base_events = placeless(&base);
     let base_totals = base.totals();
     assert!(
@@ -541,7 +541,7 @@ fn check_order_independence(what: &str, lines: &[String], exact: bool) {
                 .unwrap_or(&events[0]);
             panic!("{what}, shuffle seed {seed} ({parts} files): events of root {root:?} differ");
         }
-        let derived = runlog::reduce_all(&ing);
+        let derived = runlog_core::reduce_all(&ing);
         let problems = diff_tables(&real_tables(&derived), &real_tables(&base_derived));
         if (exact && derived != base_derived) || !problems.is_empty() {
             panic!(
@@ -626,7 +626,7 @@ fn check_replay(
             let mut rows = 0;
             for c in first..=last {
                 let cut: Vec<Event> = a.events.iter().filter(|e| e.seq <= c).cloned().collect();
-                let snap = runlog::replay::snapshot(&a.root, &a.events, c);
+                let snap = runlog_core::replay::snapshot(&a.root, &a.events, c);
                 if snap != fresh_records(&a.root, &cut, c) {
                     problems.push(format!(
                         "cursor {c}: replay::snapshot differs from a fresh reducer over the cut log"
@@ -1086,7 +1086,7 @@ fn oracle_agrees_on_dumped_agents() {
         let ing = Ingested {
             files: Vec::new(),
             skipped_files: Vec::new(),
-            agents: vec![runlog::ingest::Agent {
+            agents: vec![runlog_core::ingest::Agent {
                 root: root.to_string(),
                 events,
             }],
