@@ -6,17 +6,22 @@
 //! Nothing is lost: every non-blank line read ends up kept, a duplicate, or a reject.
 //!
 //! This file drives the steps (discover, read in parallel, assemble); the types they share
-//! and hand to callers are in `types`, each step in its own file.
+//! and hand to callers are in `types`, each step in its own file. Each file uses only those
+//! before it: `ids` (shared ids) → [`partitions`] (the spill's files) → `types` →
+//! `discover` → `read` → `imported` → `assemble` → [`spill`] (the spilled ingest) → this one.
 
 mod assemble;
 mod discover;
+mod ids;
 mod imported;
+pub mod partitions;
 mod read;
 pub mod spill;
 mod types;
 
 pub use assemble::*;
 pub use discover::*;
+pub use ids::*;
 pub use imported::*;
 pub use read::*;
 pub use types::*;

@@ -2,7 +2,7 @@
 //! ([`IngestOptions`]), what it rejects ([`Reject`]), what it read of each file
 //! ([`FileSummary`]), and what it produced ([`Agent`]s in [`Ingested`]).
 
-use super::spill;
+use super::partitions::Spill;
 use crate::event::Event;
 use crate::import::Format;
 use crate::shard::{fnv1a64, Shard};
@@ -18,11 +18,11 @@ pub struct IngestOptions {
     pub format: Format,
     /// Called with the number of compressed bytes read so far, from any thread.
     pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
-    /// Where canonical events go instead of memory (see [`spill`]): each reader encodes
+    /// Where canonical events go instead of memory (see [`super::spill`]): each reader encodes
     /// its lines' events into spill records and writes them to the partitions in batches
-    /// ([`spill::SpillBatch`]). Imported files are kept in memory (their roots are resolved
+    /// ([`super::partitions::SpillBatch`]). Imported files are kept in memory (their roots are resolved
     /// across files first).
-    pub spill: Option<std::sync::Arc<spill::Spill>>,
+    pub spill: Option<std::sync::Arc<Spill>>,
     /// The largest piece plain canonical files are read in, in parallel (a piece starts at
     /// a line; pieces are smaller when the inputs are, so that every thread has several);
     /// 0 reads every file whole.
@@ -33,9 +33,6 @@ pub struct IngestOptions {
 /// together (one 52 MB file more or less left one core idle for 0.1 s), large enough that
 /// an agent of a log written agent by agent rarely spans two.
 pub const DEFAULT_SPLIT_BYTES: u64 = 16 << 20;
-
-/// Events a reader encodes before it writes them to [`IngestOptions::spill`].
-pub const SPILL_BATCH: usize = 8192;
 
 impl Default for IngestOptions {
     fn default() -> Self {
