@@ -1,9 +1,10 @@
 //! Criterion benchmarks of each pipeline stage on a generated log, declared with
-//! throughputs so results read as MB/s (decode, ingest, end to end) and events/s (reduce).
+//! throughputs so results read as MB/s (decode, ingest, end to end, gen) and events/s
+//! (reduce).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use runlog::gen::{self, GenOptions};
 use runlog::ingest::{self, IngestOptions};
+use runlog_gen::{self as gen, GenOptions};
 
 /// The allocator the `runlog` binary uses (src/main.rs), so that the figures are the
 /// binary's: with the system allocator, malloc/free took about 30 % of the reduce bench.
@@ -115,5 +116,27 @@ fn bench_end_to_end(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_decode, bench_reduce, bench_end_to_end);
+/// The generator (`runlog gen`) writing 200 agents to nowhere, as MB/s of log written.
+fn bench_gen(c: &mut Criterion) {
+    let opts = GenOptions {
+        agents: 200,
+        seed: 7,
+        ..Default::default()
+    };
+    let bytes = log_bytes(opts.agents).len() as u64;
+    let mut g = c.benchmark_group("gen");
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function("write_to", |b| {
+        b.iter(|| gen::write_to(&opts, &mut std::io::sink()).expect("generate"))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_decode,
+    bench_reduce,
+    bench_end_to_end,
+    bench_gen
+);
 criterion_main!(benches);

@@ -32,7 +32,7 @@ pub mod store;
 pub mod timeline;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.
-pub use runlog_core::{decode, event, gen, import, ingest, reduce, shard};
+pub use runlog_core::{decode, event, import, ingest, reduce, shard};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -92,7 +92,7 @@ pub fn load_inputs(
     let start = Instant::now();
     let mut ingested = ingest::ingest_inputs(inputs, opts)?;
     if let Some(s) = shard {
-        s.retain(&mut ingested);
+        ingested.retain_shard(&s);
     }
     let derived = reduce_all(&ingested);
     let summary = summarize(

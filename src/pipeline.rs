@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, IngestOptions, Ingested, Inputs};
 use crate::reduce::Derived;
 use crate::store::{self, TABLES};
-use runlog_core::shard::{inputs_fingerprint, Shard, SHARED_TABLES};
+use runlog_core::shard::{Shard, SHARED_TABLES};
 use runlog_core::{reduce_parts, summarize, Summary};
 
 /// How an ingest commits.
@@ -282,9 +282,9 @@ fn in_memory(
         m.check(t.rejects, t.lines)?;
     }
     if let Some(s) = shard {
-        s.retain(&mut ingested);
+        ingested.retain_shard(&s);
     }
-    let shard_inputs = inputs_fingerprint(&ingested);
+    let shard_inputs = ingested.inputs_fingerprint();
     let staged = begin(warehouse, shard)?;
     let id = part_id(staged.id(), None, shard);
     // The fingerprints (one more read of every input, at memory speed) are taken while
@@ -340,7 +340,7 @@ fn spilled(
                 ..Default::default()
             };
             if let Some(s) = shard {
-                s.retain(&mut ingested);
+                ingested.retain_shard(&s);
             }
             let parts = reduce_in_parts(&ingested);
             // `events` is built while it is written; the other tables are small.
@@ -376,7 +376,7 @@ fn spilled(
     let shared = shared_batches(&totals, shard)?;
     let id = part_id(&format!("{}-shared", staged.id()), None, shard);
     add_files(&mut files, store::write_parts(&dir, &id, &shared)?);
-    let inputs = inputs_fingerprint(&totals);
+    let inputs = totals.inputs_fingerprint();
     Ok((staged, files, summary, inputs))
 }
 

@@ -849,15 +849,11 @@ fn start_writeback(file: &fs::File) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        extern "C" {
-            fn sync_file_range(fd: i32, offset: i64, nbytes: i64, flags: u32) -> i32;
-        }
-        /// `SYNC_FILE_RANGE_WRITE` in `<fcntl.h>`: start writeback of the dirty pages.
-        const SYNC_FILE_RANGE_WRITE: u32 = 2;
         // SAFETY: the descriptor is the open file's; offset 0 and length 0 mean the whole
         // file. A failure only means the commit's sync has more to write.
         unsafe {
-            sync_file_range(file.as_raw_fd(), 0, 0, SYNC_FILE_RANGE_WRITE);
+            // `SYNC_FILE_RANGE_WRITE`: start writeback of the dirty pages.
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
         }
     }
     #[cfg(not(target_os = "linux"))]

@@ -23,11 +23,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let scratch = tempfile_dir()?;
     let paths = if paths.is_empty() {
         let p = scratch.join("generated.jsonl");
-        let opts = runlog::gen::GenOptions {
+        let opts = runlog_gen::GenOptions {
             agents,
             ..Default::default()
         };
-        runlog::gen::write(&opts, &p)?;
+        runlog_gen::write(&opts, &p)?;
         vec![p]
     } else {
         paths

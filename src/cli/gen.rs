@@ -23,11 +23,11 @@ pub struct GenArgs {
     /// file), rotated (files are consecutive time windows, agents interleaved) or
     /// scattered (runs of an agent's lines over files, out of seq order).
     #[arg(long, default_value = "by-agent")]
-    pub layout: runlog::gen::Layout,
+    pub layout: runlog_gen::Layout,
     /// The events written: deltas (streamed logs, ~69% text/reasoning deltas) or
     /// persisted (few deltas, ~44 events per agent, as persisted session logs keep).
     #[arg(long, default_value = "deltas")]
-    pub mix: runlog::gen::Mix,
+    pub mix: runlog_gen::Mix,
 }
 
 pub fn run(args: GenArgs) -> Result<()> {
@@ -46,7 +46,7 @@ pub fn run(args: GenArgs) -> Result<()> {
     if files == 0 {
         bail!("--files must be at least 1");
     }
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents,
         seed,
         files,
@@ -56,14 +56,14 @@ pub fn run(args: GenArgs) -> Result<()> {
     };
     let start = std::time::Instant::now();
     let stats = match &out {
-        Some(p) => runlog::gen::write(&opts, p)?,
+        Some(p) => runlog_gen::write(&opts, p)?,
         None => {
             if files > 1 {
                 bail!("--files {files} needs --out DIR");
             }
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-            let s = runlog::gen::write_to(&opts, &mut w)?;
+            let s = runlog_gen::write_to(&opts, &mut w)?;
             w.flush()?;
             s
         }

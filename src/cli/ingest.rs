@@ -64,8 +64,8 @@ pub struct IngestArgs {
     /// versions of the warehouse (queries still reading an older version keep their files).
     #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_versions: u64,
-    /// ...and every file younger than this (90s, 30m, 1h, 2d): what a running query or an
-    /// ingest that has not committed yet is using is never removed.
+    /// Garbage collection also keeps every file younger than this (90s, 30m, 1h, 2d): what
+    /// a running query or an ingest that has not committed yet is using is never removed.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = runlog::commit::log::parse_duration)]
     pub retention: std::time::Duration,
     /// Add PATHS to the warehouse instead of replacing it (a missing warehouse is

@@ -123,7 +123,9 @@ runlog gen --agents 200 --seed 7 --out logs/ --files 4 --anomalies 0.05\n  \
 runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
     )]
     Gen(gen::GenArgs),
-    /// each, on logs or a generated one.
+    /// Time each pipeline stage and the peak memory after it, on logs or a generated one.
+    ///
+    /// The stages: read and decode, reduce, build the batches, write the warehouse.
     Bench(bench::BenchArgs),
 }
 

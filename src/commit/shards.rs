@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::{current_manifest, log, with_every_table, GcPolicy, Manifest, Staged, MANIFEST_FORMAT};
 use crate::error::{Error, Result};
 use crate::objstore::block_on;
-pub use runlog_core::shard::{inputs_fingerprint, root_hash, Shard, SHARED_TABLES};
+pub use runlog_core::shard::{root_hash, Shard, SHARED_TABLES};
 
 /// How long a shard waits for another shard's commit to release the warehouse lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(600);

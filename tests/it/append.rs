@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use runlog::gen::{GenOptions, Layout, Mix};
+use runlog_gen::{GenOptions, Layout, Mix};
 
 use super::shards::{dump, ok, runlog, stderr};
 
@@ -252,7 +252,6 @@ fn generated(dir: &Path, layout: Layout, anomalies: f64, seed: u64) -> Vec<PathB
     generated_with(&dir.join(format!("gen-{seed}")), &opts)
 }
 
-#[test]
 fn appends_of_generated_logs_equal_a_full_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let mut incremental = 0;
@@ -273,7 +272,6 @@ fn appends_of_generated_logs_equal_a_full_ingest() {
     assert!(incremental >= 3, "{incremental} appends were incremental");
 }
 
-#[test]
 fn appends_after_the_files_before_them_stay_incremental_with_anomalies() {
     // Duplicates and conflicts in the warehouse: new files sorting after the old ones lose
     // to the kept events, which the warehouse can tell without the lost lines.
@@ -292,7 +290,6 @@ fn appends_after_the_files_before_them_stay_incremental_with_anomalies() {
     }
 }
 
-#[test]
 fn appends_of_the_sample_logs_equal_a_full_ingest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
     let logs = runlog::ingest::discover(&[root]).unwrap().0;
@@ -301,7 +298,6 @@ fn appends_of_the_sample_logs_equal_a_full_ingest() {
     }
 }
 
-#[test]
 fn summary_json_counts_the_new_files_and_lines_and_adds_up() {
     let dir = tempfile::tempdir().unwrap();
     let logs = generated(dir.path(), Layout::Rotated, 0.05, 3);
@@ -356,7 +352,7 @@ fn count_events(wh: &Path) -> Option<u64> {
 
 /// A log generated with `opts` into `dir`: its files, in the order ingest reads them.
 fn generated_with(dir: &Path, opts: &GenOptions) -> Vec<PathBuf> {
-    runlog::gen::write(opts, dir).unwrap();
+    runlog_gen::write(opts, dir).unwrap();
     runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
 }
 
@@ -382,7 +378,6 @@ fn kill_setup(dir: &Path, seed: u64) -> (Vec<PathBuf>, PathBuf, PathBuf, u64, u6
     (logs, wh, full, first, total)
 }
 
-#[test]
 fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
     let dir = tempfile::tempdir().unwrap();
     let (logs, wh, full, first, total) = kill_setup(dir.path(), 4);
@@ -411,7 +406,6 @@ fn kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges() {
     assert_same(&wh, &full, "after kills");
 }
 
-#[test]
 fn eight_concurrent_appenders_all_land_one_version_each() {
     let dir = tempfile::tempdir().unwrap();
     let opts = GenOptions {
@@ -457,7 +451,6 @@ fn eight_concurrent_appenders_all_land_one_version_each() {
     assert_same(&local, &full, "eight appenders");
 }
 
-#[test]
 fn many_appends_compact_each_buckets_events_files() {
     // Scattered files: every file continues the agents of the files before.
     let dir = tempfile::tempdir().unwrap();
@@ -525,7 +518,6 @@ fn derived_files(wh: &Path) -> BTreeMap<String, BTreeMap<u32, Vec<String>>> {
     m
 }
 
-#[test]
 fn appends_of_new_agents_keep_the_old_derived_files_and_compaction_bounds_them() {
     // By agent: each file holds its own agents, so each append touches new agents only;
     // with ~3 agents per bucket and file, most buckets gain files on every append.
@@ -587,7 +579,6 @@ fn appends_of_new_agents_keep_the_old_derived_files_and_compaction_bounds_them()
     assert_same(&wh, &full, "appends of new agents");
 }
 
-#[test]
 fn tables_without_rows_are_readable_after_an_append() {
     // Two log events: no intervals, turns, tool calls, callbacks or runs.
     let dir = tempfile::tempdir().unwrap();
@@ -608,7 +599,6 @@ fn tables_without_rows_are_readable_after_an_append() {
     assert_same(&wh, &full, "two log events");
 }
 
-#[test]
 fn an_append_onto_a_warehouse_of_an_older_release_reads_everything_once() {
     // An older release's version: no fingerprint index, no buckets.
     let dir = tempfile::tempdir().unwrap();
@@ -640,7 +630,6 @@ fn an_append_onto_a_warehouse_of_an_older_release_reads_everything_once() {
     assert!(again.contains("0 new files, 0 new lines"), "{again}");
 }
 
-#[test]
 fn sharded_appends_of_generated_logs_equal_a_full_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let hows = [
@@ -671,7 +660,6 @@ fn sharded_appends_of_generated_logs_equal_a_full_ingest() {
     );
 }
 
-#[test]
 fn sharded_appends_of_the_sample_logs_equal_a_full_ingest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
     let logs = runlog::ingest::discover(&[root]).unwrap().0;
@@ -679,7 +667,6 @@ fn sharded_appends_of_the_sample_logs_equal_a_full_ingest() {
     check_split(&logs, 5, true, false, How::Concurrent(4));
 }
 
-#[test]
 fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
     let dir = tempfile::tempdir().unwrap();
     let opts = GenOptions {
@@ -732,7 +719,6 @@ fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
     assert_same(&local, &full, "eight shards at once");
 }
 
-#[test]
 fn an_open_round_refuses_other_appends_and_a_plain_append_completes_it() {
     let dir = tempfile::tempdir().unwrap();
     let logs = generated(dir.path(), Layout::Rotated, 0.05, 61);
@@ -779,7 +765,6 @@ fn an_open_round_refuses_other_appends_and_a_plain_append_completes_it() {
     );
 }
 
-#[test]
 fn shards_of_a_first_append_create_the_warehouse() {
     let dir = tempfile::tempdir().unwrap();
     let logs = generated(dir.path(), Layout::ByAgent, 0.05, 71);
@@ -799,7 +784,6 @@ fn shards_of_a_first_append_create_the_warehouse() {
     );
 }
 
-#[test]
 fn shard_counts_that_do_not_divide_the_buckets_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let logs = generated(dir.path(), Layout::ByAgent, 0.0, 81);
@@ -811,7 +795,6 @@ fn shard_counts_that_do_not_divide_the_buckets_are_refused() {
     assert!(!runlog::commit::is_warehouse(&wh), "nothing written");
 }
 
-#[test]
 fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
     // One agent of log events only: most tables have no rows, and one shard no agent.
     let dir = tempfile::tempdir().unwrap();
@@ -840,7 +823,6 @@ fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
     assert_same(&wh, &full, "log events only, two shards");
 }
 
-#[test]
 fn kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge() {
     let dir = tempfile::tempdir().unwrap();
     let (logs, wh, full, first, total) = kill_setup(dir.path(), 14);
@@ -864,4 +846,25 @@ fn kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge
     }
     assert!(runlog::commit::read_manifest(&wh).unwrap().round.is_none());
     assert_same(&wh, &full, "after kills");
+}
+
+trials! {
+    appends_of_generated_logs_equal_a_full_ingest,
+    appends_after_the_files_before_them_stay_incremental_with_anomalies,
+    appends_of_the_sample_logs_equal_a_full_ingest,
+    summary_json_counts_the_new_files_and_lines_and_adds_up,
+    kill_9_during_an_append_leaves_the_previous_version_and_a_rerun_converges,
+    eight_concurrent_appenders_all_land_one_version_each,
+    many_appends_compact_each_buckets_events_files,
+    appends_of_new_agents_keep_the_old_derived_files_and_compaction_bounds_them,
+    tables_without_rows_are_readable_after_an_append,
+    an_append_onto_a_warehouse_of_an_older_release_reads_everything_once,
+    sharded_appends_of_generated_logs_equal_a_full_ingest,
+    sharded_appends_of_the_sample_logs_equal_a_full_ingest,
+    eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each,
+    an_open_round_refuses_other_appends_and_a_plain_append_completes_it,
+    shards_of_a_first_append_create_the_warehouse,
+    shard_counts_that_do_not_divide_the_buckets_are_refused,
+    tables_without_rows_are_readable_while_and_after_a_sharded_append,
+    kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge,
 }

@@ -119,8 +119,16 @@ fn warehouse_of_samples(dir: &Path) -> PathBuf {
     wh
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ready_queries_and_report_are_the_same_on_standalone_ballista() {
+fn ready_queries_and_report_are_the_same_on_standalone_ballista() {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(same_on_standalone_ballista());
+}
+
+async fn same_on_standalone_ballista() {
     let dir = tempfile::tempdir().unwrap();
     let wh = warehouse_of_samples(dir.path());
     let local = runlog::query::context_from_warehouse(&wh).unwrap();
@@ -163,7 +171,6 @@ async fn ready_queries_and_report_are_the_same_on_standalone_ballista() {
     same_answers(&local, &on_shards).await;
 }
 
-#[test]
 fn the_binary_runs_a_query_on_ballista() {
     let dir = tempfile::tempdir().unwrap();
     let wh = warehouse_of_samples(dir.path());
@@ -183,4 +190,9 @@ fn the_binary_runs_a_query_on_ballista() {
         o.stdout
     };
     assert_eq!(run("ballista"), run("local"));
+}
+
+trials! {
+    ready_queries_and_report_are_the_same_on_standalone_ballista,
+    the_binary_runs_a_query_on_ballista,
 }

@@ -26,13 +26,13 @@ fn runlog_bin() -> Command {
 /// Writes a generated log (`runlog gen` with these options) into `dir`.
 fn gen(dir: &Path, name: &str, agents: u64, seed: u64, anomalies: f64) -> PathBuf {
     let p = dir.join(name);
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents,
         seed,
         anomalies,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &p).expect("gen");
+    runlog_gen::write(&opts, &p).expect("gen");
     p
 }
 
@@ -56,7 +56,6 @@ fn figure<'a>(
     r.measures.iter().find(|m| m.measure == measure)
 }
 
-#[test]
 fn erfc_and_the_normal_tail_match_known_values() {
     // erfc to ~1e-7 (Abramowitz & Stegun table values).
     for (x, want) in [
@@ -78,7 +77,6 @@ fn erfc_and_the_normal_tail_match_known_values() {
     assert!((runlog::stats::two_sided_p(-2.575_829) - 0.01).abs() < 1e-6);
 }
 
-#[test]
 fn the_two_proportion_test_matches_known_p_values() {
     // (x1, n1, x2, n2, z, p) computed independently (pooled standard error, two-sided).
     for (x1, n1, x2, n2, z, p) in [
@@ -96,7 +94,6 @@ fn the_two_proportion_test_matches_known_p_values() {
     assert!(two_proportion(1.0, 0.0, 2.0, 20.0).is_none());
 }
 
-#[test]
 fn holm_matches_a_hand_computed_example() {
     // Sorted: 0.005 (x4 = 0.02), 0.01 (x3 = 0.03), 0.03 (x2 = 0.06), 0.04 (x1 = 0.04, but
     // never below the one before: 0.06).
@@ -112,7 +109,6 @@ fn holm_matches_a_hand_computed_example() {
     assert!(holm(&[]).is_empty());
 }
 
-#[test]
 fn a_known_shift_is_flagged_and_the_same_distribution_is_not() {
     let dir = tempfile::tempdir().unwrap();
     // Clean logs against one with anomalies (malformed turn ends, truncated agents): the
@@ -198,7 +194,6 @@ fn a_known_shift_is_flagged_and_the_same_distribution_is_not() {
     }
 }
 
-#[test]
 fn cli_json_carries_the_fields_a_release_gate_reads() {
     let dir = tempfile::tempdir().unwrap();
     let old = gen(dir.path(), "old.jsonl", 800, 21, 0.0);
@@ -419,7 +414,6 @@ fn days_log(dir: &Path) -> PathBuf {
     p
 }
 
-#[test]
 fn times_parse_as_rfc3339_or_dates() {
     let day = parse_time("2026-11-04").unwrap();
     assert_eq!(parse_time("2026-11-04T00:00:00Z").unwrap(), day);
@@ -434,7 +428,6 @@ fn times_parse_as_rfc3339_or_dates() {
     );
 }
 
-#[test]
 fn a_window_keeps_the_rows_of_its_days_by_each_tables_time() {
     let dir = tempfile::tempdir().unwrap();
     let log = days_log(dir.path());
@@ -563,7 +556,6 @@ fn a_window_keeps_the_rows_of_its_days_by_each_tables_time() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
 }
 
-#[test]
 fn two_windows_of_one_warehouse_compare() {
     let dir = tempfile::tempdir().unwrap();
     let log = days_log(dir.path());
@@ -616,7 +608,6 @@ fn two_windows_of_one_warehouse_compare() {
     assert!(!same.status.success());
 }
 
-#[test]
 fn the_comparison_page_draws_both_sides_of_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let log = days_log(dir.path());
@@ -658,4 +649,16 @@ fn the_comparison_page_draws_both_sides_of_every_row() {
         html.contains(r#"data-side="current""#)
             && html.contains("window: [2026-11-04T00:00:00Z, -)")
     );
+}
+
+trials! {
+    erfc_and_the_normal_tail_match_known_values,
+    the_two_proportion_test_matches_known_p_values,
+    holm_matches_a_hand_computed_example,
+    a_known_shift_is_flagged_and_the_same_distribution_is_not,
+    cli_json_carries_the_fields_a_release_gate_reads,
+    times_parse_as_rfc3339_or_dates,
+    a_window_keeps_the_rows_of_its_days_by_each_tables_time,
+    two_windows_of_one_warehouse_compare,
+    the_comparison_page_draws_both_sides_of_every_row,
 }

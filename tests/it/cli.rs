@@ -191,7 +191,6 @@ const TABLES: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-#[test]
 fn every_interface_table_and_column_has_its_type() {
     for (table, cols) in TABLES {
         let schema = runlog::store::schema(table);
@@ -204,7 +203,6 @@ fn every_interface_table_and_column_has_its_type() {
     }
 }
 
-#[test]
 fn ingest_then_query_every_table_in_every_format() {
     let (_d, logs, wh) = setup("a");
     let o = runlog(&[
@@ -274,7 +272,6 @@ fn ingest_then_query_every_table_in_every_format() {
     assert!(v["reason"].as_str().unwrap().starts_with("not valid JSON"));
 }
 
-#[test]
 fn query_from_raw_files_and_from_sql_file() {
     let (d, logs, _wh) = setup("b");
     let sql_file = d.path().join("q.sql");
@@ -294,7 +291,6 @@ fn query_from_raw_files_and_from_sql_file() {
     assert_eq!(stdout(&o), "n\n8\n");
 }
 
-#[test]
 fn large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_answers() {
     // `--spill-partitions P` takes the way logs of 256 MiB or more take by default: read
     // through spill partitions into a temporary warehouse under $TMPDIR, queried there.
@@ -394,7 +390,6 @@ fn large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_an
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
-#[test]
 fn errors_are_one_line_with_exit_1_and_usage_is_exit_2() {
     let (_d, logs, wh) = setup("c");
     let o = runlog(&["query", logs.to_str().unwrap(), "SELEC nonsense"]);
@@ -416,7 +411,6 @@ fn errors_are_one_line_with_exit_1_and_usage_is_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-#[test]
 fn max_rejects_fails_and_writes_nothing() {
     let (_d, logs, wh) = setup("d");
     let o = runlog(&[
@@ -445,7 +439,6 @@ fn max_rejects_fails_and_writes_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-#[test]
 fn replay_from_files_and_warehouse_agree() {
     let (_d, logs, wh) = setup("e");
     assert!(
@@ -504,7 +497,6 @@ fn replay_from_files_and_warehouse_agree() {
     assert!(stderr(&o).contains("no events for root"));
 }
 
-#[test]
 fn follow_prints_each_change_as_events_arrive() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_runlog"))
         .args(["replay", "--follow", "-"])
@@ -533,7 +525,6 @@ fn follow_prints_each_change_as_events_arrive() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:9: not valid JSON"));
 }
 
-#[test]
 fn reingest_replaces_and_converges() {
     let (_d, logs, wh) = setup("f");
     for _ in 0..2 {
@@ -579,7 +570,6 @@ fn reingest_replaces_and_converges() {
     assert!(!Path::new(&wh.join("_lock")).exists());
 }
 
-#[test]
 fn bench_times_every_stage_of_the_users_logs() {
     let (_dir, logs, _wh) = setup("bench");
     let o = runlog(&["bench", logs.to_str().unwrap(), "--json"]);
@@ -610,4 +600,17 @@ fn bench_times_every_stage_of_the_users_logs() {
         assert!(rss[0] > 0);
         assert!(rss.windows(2).all(|w| w[0] <= w[1]), "{rss:?}");
     }
+}
+
+trials! {
+    every_interface_table_and_column_has_its_type,
+    ingest_then_query_every_table_in_every_format,
+    query_from_raw_files_and_from_sql_file,
+    large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_answers,
+    errors_are_one_line_with_exit_1_and_usage_is_exit_2,
+    max_rejects_fails_and_writes_nothing,
+    replay_from_files_and_warehouse_agree,
+    follow_prints_each_change_as_events_arrive,
+    reingest_replaces_and_converges,
+    bench_times_every_stage_of_the_users_logs,
 }

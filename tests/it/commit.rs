@@ -61,7 +61,6 @@ fn good_log(agents: usize) -> String {
     s
 }
 
-#[test]
 fn a_refused_ingest_leaves_the_warehouse_as_it_was_in_every_mode() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.jsonl");
@@ -136,7 +135,6 @@ fn a_refused_ingest_leaves_the_warehouse_as_it_was_in_every_mode() {
     }
 }
 
-#[test]
 fn the_spill_folder_of_a_killed_ingest_is_removed_by_the_next_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
@@ -215,8 +213,6 @@ const RACE_ROUNDS: usize = 2000;
 
 /// One racer (run as a child process by the test below): takes and releases the lock
 /// `RACE_ROUNDS` times; while it holds it, creates a marker file that must not exist.
-#[test]
-#[ignore = "a child process of two_processes_racing_for_the_lock_never_both_hold_it"]
 fn lock_racer() {
     let Ok(dir) = std::env::var("RUNLOG_LOCK_RACE_DIR") else {
         return;
@@ -246,7 +242,6 @@ fn lock_racer() {
     println!("racer held the lock {held} times");
 }
 
-#[test]
 fn two_processes_racing_for_the_lock_never_both_hold_it() {
     let dir = tempfile::tempdir().unwrap();
     // Both racers run at once.
@@ -355,12 +350,10 @@ pub(crate) fn two_writers_race(root: &Root) {
     assert_eq!(rt.block_on(log::versions(root)).unwrap(), [1, 2]);
 }
 
-#[test]
 fn two_writers_racing_on_an_in_memory_store_one_wins_the_other_rebases() {
     two_writers_race(&Root::in_memory("race"));
 }
 
-#[test]
 fn two_writers_racing_on_a_local_folder_one_wins_the_other_rebases() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::local(&dir.path().join("wh")).unwrap();
@@ -371,7 +364,6 @@ fn two_writers_racing_on_a_local_folder_one_wins_the_other_rebases() {
         .is_file());
 }
 
-#[test]
 fn eight_concurrent_writers_all_land_one_version_each() {
     let dir = tempfile::tempdir().unwrap();
     for root in [
@@ -468,7 +460,6 @@ impl ObjectStore for IgnoresPutIfAbsent {
     }
 }
 
-#[test]
 fn a_store_that_ignores_put_if_absent_is_refused_before_any_version() {
     let root = Root::with_store(
         Arc::new(IgnoresPutIfAbsent(InMemory::new())),
@@ -497,7 +488,6 @@ fn a_store_that_ignores_put_if_absent_is_refused_before_any_version() {
     .unwrap();
 }
 
-#[test]
 fn a_commit_naming_a_missing_file_is_refused() {
     let root = Root::in_memory("missing");
     let err = rt()
@@ -527,7 +517,6 @@ fn count_events(ctx: &datafusion::prelude::SessionContext) -> Result<i64, String
         .value(0))
 }
 
-#[test]
 fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.jsonl");
@@ -577,7 +566,6 @@ fn a_query_racing_a_garbage_collection_never_reads_fewer_rows() {
     assert_eq!(crate::shards::parquet_files_on_disk(&wh), files_now);
 }
 
-#[test]
 fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
     let dir = tempfile::tempdir().unwrap();
     let logs: Vec<PathBuf> = (0..4)
@@ -647,7 +635,6 @@ fn garbage_collection_keeps_the_last_k_versions_and_young_files() {
     );
 }
 
-#[test]
 fn a_warehouse_written_before_the_log_is_read_as_version_0_and_migrates() {
     let dir = tempfile::tempdir().unwrap();
     let logp = dir.path().join("a.jsonl");
@@ -694,4 +681,19 @@ fn a_warehouse_written_before_the_log_is_read_as_version_0_and_migrates() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(rt().block_on(log::versions(&root)).unwrap(), [1]);
     assert!(!wh.join("_manifest.json").exists());
+}
+
+trials! {
+    a_refused_ingest_leaves_the_warehouse_as_it_was_in_every_mode,
+    the_spill_folder_of_a_killed_ingest_is_removed_by_the_next_ingest,
+    two_processes_racing_for_the_lock_never_both_hold_it,
+    two_writers_racing_on_an_in_memory_store_one_wins_the_other_rebases,
+    two_writers_racing_on_a_local_folder_one_wins_the_other_rebases,
+    eight_concurrent_writers_all_land_one_version_each,
+    a_store_that_ignores_put_if_absent_is_refused_before_any_version,
+    a_commit_naming_a_missing_file_is_refused,
+    a_query_racing_a_garbage_collection_never_reads_fewer_rows,
+    garbage_collection_keeps_the_last_k_versions_and_young_files,
+    a_warehouse_written_before_the_log_is_read_as_version_0_and_migrates,
+    ; ignored: lock_racer
 }

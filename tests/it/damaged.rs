@@ -90,7 +90,6 @@ fn each_fails(wh: &Path, root: &str, expect: &str) {
     }
 }
 
-#[test]
 fn a_column_of_the_wrong_type() {
     let dir = tempfile::tempdir().unwrap();
     let (wh, root) = warehouse(dir.path());
@@ -141,7 +140,6 @@ fn a_column_of_the_wrong_type() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
-#[test]
 fn a_table_missing_from_the_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let (wh, root) = warehouse(dir.path());
@@ -151,7 +149,6 @@ fn a_table_missing_from_the_manifest() {
     each_fails(&wh, &root, "names no table events");
 }
 
-#[test]
 fn a_truncated_parquet_file() {
     let dir = tempfile::tempdir().unwrap();
     let (wh, root) = warehouse(dir.path());
@@ -161,11 +158,17 @@ fn a_truncated_parquet_file() {
     each_fails(&wh, &root, "is not a whole Parquet file");
 }
 
-#[test]
 fn a_manifest_naming_a_missing_file() {
     let dir = tempfile::tempdir().unwrap();
     let (wh, root) = warehouse(dir.path());
     let f = &events_files(&wh)[0];
     std::fs::remove_file(f).unwrap();
     each_fails(&wh, &root, "is missing");
+}
+
+trials! {
+    a_column_of_the_wrong_type,
+    a_table_missing_from_the_manifest,
+    a_truncated_parquet_file,
+    a_manifest_naming_a_missing_file,
 }

@@ -12,11 +12,13 @@
 //! - `expected/timeline/<ROOT>.jsonl`: `runlog replay --root ROOT` output, line by line.
 //! - `expected/snapshot/<ROOT>@<SEQ>.jsonl`: `runlog replay --root ROOT --at SEQ` output.
 //!
-//! A new case is a new folder, not new code.
+//! A new case is a new folder, not new code: each folder is the test `golden::<folder>`,
+//! run alone with `cargo test --all-features --test it -- golden::<folder> --exact`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use libtest_mimic::{Failed, Trial};
 use runlog::ingest::IngestOptions;
 
 fn cases_dir() -> PathBuf {
@@ -226,28 +228,21 @@ fn run_case(dir: &Path) -> Result<(), String> {
     }
 }
 
-#[test]
-fn golden_cases() {
+/// Every case folder as the test `golden::<folder name>`; with no case folder, the one
+/// test `golden::cases_exist` fails.
+pub(crate) fn cases() -> Vec<Trial> {
     let dirs = case_dirs();
-    assert!(!dirs.is_empty(), "no golden cases found");
-    let only = std::env::var("RUNLOG_CASE").ok();
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for d in &dirs {
-        let name = d.file_name().unwrap().to_string_lossy().to_string();
-        if only.as_deref().is_some_and(|o| o != name) {
-            continue;
-        }
-        ran += 1;
-        if let Err(e) = run_case(d) {
-            failures.push(format!("case {name}:\n{e}"));
-        }
+    if dirs.is_empty() {
+        return vec![Trial::test("golden::cases_exist", || {
+            Err(format!("no golden cases found in {}", cases_dir().display()).into())
+        })];
     }
-    assert!(ran > 0, "no case matched RUNLOG_CASE");
-    assert!(
-        failures.is_empty(),
-        "{} of {ran} golden cases failed:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    dirs.into_iter()
+        .map(|d| {
+            let name = d.file_name().unwrap().to_string_lossy().to_string();
+            Trial::test(format!("golden::{name}"), move || {
+                run_case(&d).map_err(Failed::from)
+            })
+        })
+        .collect()
 }

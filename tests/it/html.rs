@@ -107,7 +107,6 @@ fn bar_values(html: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn every_chart_is_present_in_its_section() {
     let report = sample_report();
     let html = render_html(&report);
@@ -131,7 +130,6 @@ fn every_chart_is_present_in_its_section() {
     }
 }
 
-#[test]
 fn tables_hold_the_numbers_of_the_text_report() {
     let report = sample_report();
     let html = render_html(&report);
@@ -161,7 +159,6 @@ fn tables_hold_the_numbers_of_the_text_report() {
     }
 }
 
-#[test]
 fn bars_draw_cells_of_their_sections_table() {
     let report = sample_report();
     let html = render_html(&report);
@@ -187,7 +184,6 @@ fn bars_draw_cells_of_their_sections_table() {
     assert_eq!(bar_values(section_html(&html, "finish_reasons")), settled);
 }
 
-#[test]
 fn the_page_references_nothing_outside_itself() {
     let html = render_html(&sample_report()).to_ascii_lowercase();
     for bad in [
@@ -213,7 +209,6 @@ fn the_page_references_nothing_outside_itself() {
     assert!(html.contains("@media print"));
 }
 
-#[test]
 fn strings_from_the_logs_are_escaped() {
     let evil = r#"<script>alert("x")</script>"#;
     let attr = r#"" onmouseover="alert(1)"#;
@@ -281,7 +276,6 @@ fn strings_from_the_logs_are_escaped() {
     assert!(errors.contains("1 mismatch") && errors.contains(r#"class="flagged""#));
 }
 
-#[test]
 fn the_time_bucket_follows_the_span() {
     use runlog::report::time_unit;
     let hour = 3_600_000_000;
@@ -301,7 +295,6 @@ fn the_time_bucket_follows_the_span() {
     assert!(!s.title.contains('{') && !s.note.contains('{'));
 }
 
-#[test]
 fn cli_writes_the_page_and_prints_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report.html");
@@ -336,4 +329,14 @@ fn cli_writes_the_page_and_prints_its_path() {
         String::from_utf8_lossy(&run.stdout),
         render_text(&sample_report())
     );
+}
+
+trials! {
+    every_chart_is_present_in_its_section,
+    tables_hold_the_numbers_of_the_text_report,
+    bars_draw_cells_of_their_sections_table,
+    the_page_references_nothing_outside_itself,
+    strings_from_the_logs_are_escaped,
+    the_time_bucket_follows_the_span,
+    cli_writes_the_page_and_prints_its_path,
 }

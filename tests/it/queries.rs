@@ -39,7 +39,6 @@ fn column_str(batches: &[RecordBatch], name: &str) -> Vec<String> {
     out
 }
 
-#[test]
 fn every_ready_query_returns_rows_on_the_samples() {
     let loaded = runlog::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -124,4 +123,8 @@ fn every_ready_query_returns_rows_on_the_samples() {
             .sum::<i64>(),
         rejects
     );
+}
+
+trials! {
+    every_ready_query_returns_rows_on_the_samples,
 }

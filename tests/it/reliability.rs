@@ -37,7 +37,6 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-#[test]
 fn broken_gzip_keeps_the_lines_before_the_break() {
     let text = log(1, 5000);
     let gz = gzip(text.as_bytes());
@@ -60,7 +59,6 @@ fn broken_gzip_keeps_the_lines_before_the_break() {
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
 }
 
-#[test]
 fn broken_zstd_keeps_the_lines_before_the_break() {
     let text = log(1, 5000);
     let z = zstd::encode_all(text.as_bytes(), 3).unwrap();
@@ -79,7 +77,6 @@ fn broken_zstd_keeps_the_lines_before_the_break() {
         .contains("zstd stream broken"));
 }
 
-#[test]
 fn decompression_bomb_is_rejected_in_bounded_memory() {
     // A tiny gzip holding one 256 MiB line (zeros compress ~1000:1), then a valid line.
     let dir = tempfile::tempdir().unwrap();
@@ -113,7 +110,6 @@ fn decompression_bomb_is_rejected_in_bounded_memory() {
     assert_eq!(ing.totals().kept, 1);
 }
 
-#[test]
 fn bom_crlf_blank_lines_and_a_last_line_without_newline() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("win.jsonl");
@@ -129,7 +125,6 @@ fn bom_crlf_blank_lines_and_a_last_line_without_newline() {
     assert_eq!((t.lines, t.kept, t.rejects, t.blank), (3, 3, 0, 2));
 }
 
-#[test]
 fn invalid_utf8_and_control_characters_are_rejects_not_panics() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.jsonl");
@@ -172,7 +167,6 @@ fn count_events(wh: &Path) -> Option<i64> {
         .ok()
 }
 
-#[test]
 fn kill_9_at_any_moment_leaves_the_previous_warehouse_whole() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small.jsonl");
@@ -243,7 +237,6 @@ fn kill_9_at_any_moment_leaves_the_previous_warehouse_whole() {
     assert_eq!(count_events(&wh), Some(80_000));
 }
 
-#[test]
 fn two_ingests_at_once_never_mix_the_warehouse() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.jsonl");
@@ -329,7 +322,6 @@ impl Rng {
     }
 }
 
-#[test]
 fn random_bytes_and_mutated_lines_never_panic_and_always_add_up() {
     let valid = [
         line("p", 7),
@@ -391,7 +383,6 @@ fn random_bytes_and_mutated_lines_never_panic_and_always_add_up() {
 /// One `seq` written five times: the first copy is kept, exact copies are duplicates and
 /// different ones are conflicts, whatever their order (docs/semantics.md §1), and every line is
 /// accounted for once.
-#[test]
 fn one_seq_many_times_keeps_the_first_and_accounts_for_every_copy() {
     let a = r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"r","type":"log","data":{"message":"a"}}"#;
     let b = r#"{"seq":1,"ts":"2026-11-03T10:00:00Z","root":"r","session":"r","type":"log","data":{"message":"b"}}"#;
@@ -413,4 +404,16 @@ fn one_seq_many_times_keeps_the_first_and_accounts_for_every_copy() {
     let mut conflict_lines: Vec<u64> = ing.rejects.iter().map(|r| r.line).collect();
     conflict_lines.sort_unstable();
     assert_eq!(conflict_lines, [2, 4]);
+}
+
+trials! {
+    broken_gzip_keeps_the_lines_before_the_break,
+    broken_zstd_keeps_the_lines_before_the_break,
+    decompression_bomb_is_rejected_in_bounded_memory,
+    bom_crlf_blank_lines_and_a_last_line_without_newline,
+    invalid_utf8_and_control_characters_are_rejects_not_panics,
+    kill_9_at_any_moment_leaves_the_previous_warehouse_whole,
+    two_ingests_at_once_never_mix_the_warehouse,
+    random_bytes_and_mutated_lines_never_panic_and_always_add_up,
+    one_seq_many_times_keeps_the_first_and_accounts_for_every_copy,
 }

@@ -50,14 +50,14 @@ fn ok(args: &[&str]) -> Vec<u8> {
 
 fn logs(dir: &Path) -> String {
     let out = dir.join("logs");
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 60,
         seed: 5,
         files: 2,
         anomalies: 0.05,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     out.to_string_lossy().into_owned()
 }
 
@@ -66,7 +66,6 @@ fn dump(wh: &str) -> std::collections::BTreeMap<&'static str, String> {
     crate::shards::dump(Path::new(wh))
 }
 
-#[test]
 fn ingest_query_report_and_replay_on_s3_answer_as_on_a_local_folder() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -101,7 +100,6 @@ fn ingest_query_report_and_replay_on_s3_answer_as_on_a_local_folder() {
     assert_eq!(dump(&s3), dump(local));
 }
 
-#[test]
 fn shards_on_s3_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -135,7 +133,6 @@ fn shards_on_s3_equal_a_full_ingest() {
     assert_eq!(m.shards.unwrap().committed.len(), 3);
 }
 
-#[test]
 fn two_writers_racing_on_s3_one_wins_the_other_rebases() {
     let Some(bucket) = bucket() else { return };
     let url = fresh(&bucket, "race");
@@ -143,7 +140,6 @@ fn two_writers_racing_on_s3_one_wins_the_other_rebases() {
     crate::commit::two_writers_race(&root);
 }
 
-#[test]
 fn a_refused_ingest_leaves_an_s3_warehouse_as_it_was() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -207,7 +203,6 @@ fn mapped(out: &[u8], from: &str, to: &str) -> String {
     String::from_utf8_lossy(out).replace(from, to)
 }
 
-#[test]
 fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -221,14 +216,14 @@ fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
         .status()
         .unwrap();
     assert!(copy.success());
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 40,
         seed: 9,
         files: 2,
         anomalies: 0.1,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &local.join("gen")).unwrap();
+    runlog_gen::write(&opts, &local.join("gen")).unwrap();
     let prefix = fresh(&bucket, "inputs");
     upload(&local, &prefix);
     let local = local.to_str().unwrap();
@@ -328,7 +323,6 @@ fn inputs_on_s3_read_as_the_same_files_in_a_local_folder() {
     assert_eq!(names, [extra.to_str().unwrap(), tree.as_str()]);
 }
 
-#[test]
 fn missing_inputs_on_s3_are_refused_naming_the_url() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -398,7 +392,6 @@ async fn cluster() -> String {
 }
 
 #[cfg(feature = "ballista")]
-#[test]
 fn ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster() {
     let Some(bucket) = bucket() else { return };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -444,11 +437,10 @@ fn ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster() {
     });
 }
 
-#[test]
 fn appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (files, local) = logs_and_full_ingest(dir.path(), 6, 5, runlog::gen::Layout::Rotated);
+    let (files, local) = logs_and_full_ingest(dir.path(), 6, 5, runlog_gen::Layout::Rotated);
     let local = local.as_str();
     let s3 = fresh(&bucket, "append");
     ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
@@ -516,10 +508,10 @@ fn logs_and_full_ingest(
     dir: &Path,
     seed: u64,
     files: u32,
-    layout: runlog::gen::Layout,
+    layout: runlog_gen::Layout,
 ) -> (Vec<String>, String) {
     let out = dir.join("logs");
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 60,
         seed,
         files,
@@ -527,7 +519,7 @@ fn logs_and_full_ingest(
         layout,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     let files: Vec<String> = runlog::ingest::discover(&[out])
         .unwrap()
         .0
@@ -545,15 +537,15 @@ fn logs_and_full_ingest(
 /// Clean generated logs (no duplicates or conflicts: appends stay incremental) in `n`
 /// files under `dir`; their paths, in the order ingest reads them.
 fn clean_logs(dir: &Path, n: u32, seed: u64) -> Vec<std::path::PathBuf> {
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 60,
         seed,
         files: n,
         anomalies: 0.0,
-        layout: runlog::gen::Layout::Rotated,
+        layout: runlog_gen::Layout::Rotated,
         ..Default::default()
     };
-    runlog::gen::write(&opts, dir).unwrap();
+    runlog_gen::write(&opts, dir).unwrap();
     runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
 }
 
@@ -573,7 +565,6 @@ fn assert_same_mapped(wh: &str, from: &str, full: &str, to: &str) {
     }
 }
 
-#[test]
 fn appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -653,7 +644,6 @@ fn appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files() {
     assert_eq!(versions_of(&wh), before);
 }
 
-#[test]
 fn an_append_that_must_read_a_deleted_object_again_is_refused_naming_it() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -716,7 +706,6 @@ fn an_append_that_must_read_a_deleted_object_again_is_refused_naming_it() {
     assert_eq!(dump(wh), dump(full));
 }
 
-#[test]
 fn appends_of_local_and_s3_inputs_together_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -764,7 +753,6 @@ fn appends_of_local_and_s3_inputs_together_equal_a_full_ingest() {
 
 /// Appenders racing: a loser plans again on the winner's version without downloading its
 /// object again.
-#[test]
 fn racing_appenders_of_objects_download_each_object_once() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -812,11 +800,10 @@ fn racing_appenders_of_objects_download_each_object_once() {
     assert!(m.inputs.values().all(|fp| fp.object.is_some()), "stamped");
 }
 
-#[test]
 fn sharded_appends_on_s3_equal_a_full_ingest() {
     let Some(bucket) = bucket() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (files, local) = logs_and_full_ingest(dir.path(), 16, 4, runlog::gen::Layout::Scattered);
+    let (files, local) = logs_and_full_ingest(dir.path(), 16, 4, runlog_gen::Layout::Scattered);
     let local = local.as_str();
     let s3 = fresh(&bucket, "shard-append");
     ok(&["ingest", "--append", &files[0], "-w", &s3, "-q"]);
@@ -841,4 +828,20 @@ fn sharded_appends_on_s3_equal_a_full_ingest() {
     let versions = runlog::objstore::block_on(runlog::commit::log::versions(&wh)).unwrap();
     assert_eq!(versions, [1, 2, 3], "one version each");
     assert!(runlog::commit::read_latest(&wh).unwrap().round.is_none());
+}
+
+trials! {
+    ingest_query_report_and_replay_on_s3_answer_as_on_a_local_folder,
+    shards_on_s3_equal_a_full_ingest,
+    two_writers_racing_on_s3_one_wins_the_other_rebases,
+    a_refused_ingest_leaves_an_s3_warehouse_as_it_was,
+    inputs_on_s3_read_as_the_same_files_in_a_local_folder,
+    missing_inputs_on_s3_are_refused_naming_the_url,
+    #[cfg(feature = "ballista")] ballista_reads_an_s3_warehouse_standalone_and_on_a_cluster,
+    appends_on_s3_equal_a_full_ingest_and_racing_appenders_all_land,
+    appends_of_a_growing_prefix_equal_a_full_ingest_of_its_final_files,
+    an_append_that_must_read_a_deleted_object_again_is_refused_naming_it,
+    appends_of_local_and_s3_inputs_together_equal_a_full_ingest,
+    racing_appenders_of_objects_download_each_object_once,
+    sharded_appends_on_s3_equal_a_full_ingest,
 }

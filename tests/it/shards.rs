@@ -31,14 +31,14 @@ pub(crate) fn stderr(o: &Output) -> String {
 /// A generated log with anomalies (duplicates, conflicts, bad lines) in three files.
 fn logs(dir: &Path) -> PathBuf {
     let out = dir.join("logs");
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 120,
         seed: 8,
         files: 3,
         anomalies: 0.05,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     out
 }
 
@@ -142,7 +142,6 @@ fn files_in_manifest(wh: &Path) -> usize {
         .sum()
 }
 
-#[test]
 fn three_shards_in_scrambled_order_equal_one_full_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let logs = logs(dir.path());
@@ -198,7 +197,6 @@ fn three_shards_in_scrambled_order_equal_one_full_ingest() {
     assert_eq!(parquet_files_on_disk(&sharded), files_in_manifest(&sharded));
 }
 
-#[test]
 fn rerunning_a_shard_replaces_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let logs = logs(dir.path());
@@ -221,7 +219,6 @@ fn rerunning_a_shard_replaces_its_rows() {
     assert_eq!(parquet_files_on_disk(&sharded), files_in_manifest(&sharded));
 }
 
-#[test]
 fn mixing_shard_counts_is_refused_unless_reshard() {
     let dir = tempfile::tempdir().unwrap();
     let logs = logs(dir.path());
@@ -269,7 +266,6 @@ fn mixing_shard_counts_is_refused_unless_reshard() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-#[test]
 fn shards_committed_at_once_equal_one_full_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let logs = logs(dir.path());
@@ -298,7 +294,6 @@ fn shards_committed_at_once_equal_one_full_ingest() {
     assert!(!sharded.join("_lock").exists());
 }
 
-#[test]
 fn file_urls_name_inputs_and_warehouses() {
     let dir = tempfile::tempdir().unwrap();
     let logs = logs(dir.path());
@@ -341,4 +336,12 @@ fn file_urls_name_inputs_and_warehouses() {
     let o = runlog(&["query", "--warehouse", "hdfs://nn/wh", "SELECT 1"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("hdfs:// is not a local location"));
+}
+
+trials! {
+    three_shards_in_scrambled_order_equal_one_full_ingest,
+    rerunning_a_shard_replaces_its_rows,
+    mixing_shard_counts_is_refused_unless_reshard,
+    shards_committed_at_once_equal_one_full_ingest,
+    file_urls_name_inputs_and_warehouses,
 }

@@ -383,7 +383,6 @@ fn check_loaded(loaded: &Loaded) -> (usize, Vec<String>) {
     (loaded.ingested.agents.len(), problems)
 }
 
-#[test]
 fn golden_cases_draw_every_row_once() {
     let mut problems = Vec::new();
     let mut agents = 0;
@@ -402,17 +401,16 @@ fn golden_cases_draw_every_row_once() {
 
 fn gen_log(dir: &Path, agents: u64, seed: u64, anomalies: f64) -> PathBuf {
     let out = dir.join(format!("gen-{seed}.jsonl"));
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents,
         seed,
         anomalies,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).expect("gen");
+    runlog_gen::write(&opts, &out).expect("gen");
     out
 }
 
-#[test]
 fn generated_log_draws_every_row_once() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 60, 3, 0.15);
@@ -486,7 +484,6 @@ fn long_agent(intervals: usize, calls: usize) -> String {
     out
 }
 
-#[test]
 fn long_agent_bins_model_calls_and_stays_small() {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("long.jsonl");
@@ -512,7 +509,6 @@ fn long_agent_bins_model_calls_and_stays_small() {
     );
 }
 
-#[test]
 fn page_file_names_are_safe_and_distinct() {
     let roots = [
         "plain-1",
@@ -593,7 +589,6 @@ fn links(index: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
 fn html_dir_links_every_notable_agent_up_to_the_cap() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 150, 11, 0.08);
@@ -652,7 +647,6 @@ fn html_dir_links_every_notable_agent_up_to_the_cap() {
     assert_eq!(std::fs::read_dir(dir.join("agents")).unwrap().count(), 5);
 }
 
-#[test]
 fn replay_html_writes_the_page_from_logs_and_from_a_warehouse() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 5, 2, 0.0);
@@ -700,7 +694,6 @@ fn replay_html_writes_the_page_from_logs_and_from_a_warehouse() {
     );
 }
 
-#[test]
 fn strings_from_the_log_cannot_break_the_page() {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("evil.jsonl");
@@ -734,7 +727,6 @@ fn strings_from_the_log_cannot_break_the_page() {
     assert!(check_agent(&loaded, &a.root, &a.events).is_empty());
 }
 
-#[test]
 fn many_tool_calls_are_binned_and_the_page_stays_under_5_mb() {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("tools.jsonl");
@@ -776,4 +768,15 @@ fn many_tool_calls_are_binned_and_the_page_stays_under_5_mb() {
         html.contains("tool calls are more than 5000"),
         "the page says it binned"
     );
+}
+
+trials! {
+    golden_cases_draw_every_row_once,
+    generated_log_draws_every_row_once,
+    long_agent_bins_model_calls_and_stays_small,
+    page_file_names_are_safe_and_distinct,
+    html_dir_links_every_notable_agent_up_to_the_cap,
+    replay_html_writes_the_page_from_logs_and_from_a_warehouse,
+    strings_from_the_log_cannot_break_the_page,
+    many_tool_calls_are_binned_and_the_page_stays_under_5_mb,
 }

@@ -17,21 +17,15 @@
 
 use std::path::PathBuf;
 
-use runlog_core::gen::{write, GenOptions};
 use runlog_core::ingest::{ingest_paths, IngestOptions};
 use runlog_core::reduce::reduce_all;
+use runlog_core::shard::{fnv1a64_more, FNV1A64_START};
+use runlog_gen::{write, GenOptions};
 
 /// The allocator of the `runlog` binary, set up as it sets it up (`src/main.rs`), so that
 /// instruction and page-fault counts are the binary's.
 #[global_allocator]
 static GLOBAL: runlog_core::alloc::Mimalloc = runlog_core::alloc::Mimalloc;
-
-fn fnv(h: &mut u64, b: &[u8]) {
-    for &x in b {
-        *h ^= x as u64;
-        *h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-}
 
 fn main() {
     runlog_core::alloc::small_pages();
@@ -94,10 +88,10 @@ fn main() {
             rows.extend(d.runs.iter().map(|r| format!("{r:?}")));
             rows.extend(d.agents.iter().map(|r| format!("{r:?}")));
             rows.sort_unstable();
-            let mut h = 0xcbf2_9ce4_8422_2325u64;
+            let mut h = FNV1A64_START;
             for r in &rows {
-                fnv(&mut h, r.as_bytes());
-                fnv(&mut h, b"\n");
+                h = fnv1a64_more(h, r.as_bytes());
+                h = fnv1a64_more(h, b"\n");
             }
             let t = ing.totals();
             println!(
@@ -117,7 +111,7 @@ fn main() {
             };
             let secs: f64 = args[3].parse().expect("SECS");
             let mut bytes = Vec::new();
-            runlog_core::gen::write_to(&opts, &mut bytes).expect("gen");
+            runlog_gen::write_to(&opts, &mut bytes).expect("gen");
             let opt = IngestOptions::default();
             let fr =
                 runlog_core::ingest::read_stream(0, "bench", bytes.as_slice(), &opt).expect("read");

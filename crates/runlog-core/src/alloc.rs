@@ -96,20 +96,15 @@ pub fn set_purge_delay(ms: c_long) {
 pub fn small_pages() {
     #[cfg(target_os = "linux")]
     {
-        extern "C" {
-            fn prctl(option: c_int, ...) -> c_int;
-        }
-        /// `PR_SET_THP_DISABLE` in `<linux/prctl.h>`.
-        const PR_SET_THP_DISABLE: c_int = 41;
         // SAFETY: sets a flag of this process; the arguments are the integers prctl(2)
         // documents for this option. A failure (an old kernel) leaves THP as it was.
         unsafe {
-            prctl(
-                PR_SET_THP_DISABLE,
-                1 as std::ffi::c_ulong,
-                0 as std::ffi::c_ulong,
-                0 as std::ffi::c_ulong,
-                0 as std::ffi::c_ulong,
+            libc::prctl(
+                libc::PR_SET_THP_DISABLE,
+                1 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
             );
         }
     }

@@ -2,15 +2,20 @@
 //! DataFusion in it, so that it builds in seconds, its tests run alone
 //! (`cargo test -p runlog-core`) and the fuzz targets link it as it is.
 //!
-//! Data flows one way, each module importing only those before it:
-//! [`event`] (the event, its kind and payload index) → [`decode`] (a line into an event) →
-//! [`import`] (the runtimes' own formats into events) → [`ingest`] (files into validated,
-//! ordered agents and rejects; [`ingest::spill`] for inputs larger than memory) →
-//! [`reduce`] (the interval reducer, docs/semantics.md) → [`summary`] (the accounting) and
-//! [`replay`] (timelines and snapshots of one agent, a live monitor).
-//! [`fingerprint`] tells an appended input file from one read before.
-//! [`shard`] places agents in shards and partitions; [`gen`] writes production-like logs
-//! for tests, demos and benchmarks.
+//! Data flows one way. The modules, in order:
+//! [`error`] (the error type) → [`event`] (the event, its kind and payload index) →
+//! [`decode`] (a line into an event) → [`import`] (the runtimes' own formats into events) →
+//! [`shard`] (which shard and partition a root belongs to) → [`fingerprint`] (tells an
+//! appended input file from one read before) → [`ingest`] (files into validated, ordered
+//! agents and rejects; [`ingest::spill`] for inputs larger than memory) → [`reduce`] (the
+//! interval reducer, docs/semantics.md) → [`summary`] (the accounting) → [`replay`] (timelines
+//! and snapshots of one agent, a live monitor).
+//!
+//! The rule: a module's code names (`crate::...`) only modules before it in this order,
+//! each by the module that defines the item, not through another module's re-export. (A
+//! unit test may build its input with a later module: `event::payload`'s tests decode
+//! lines.) Production-like logs for tests, demos and benchmarks come from the `runlog-gen`
+//! crate, which depends on this one.
 
 #[cfg(feature = "mimalloc")]
 pub mod alloc;
@@ -18,7 +23,6 @@ pub mod decode;
 pub mod error;
 pub mod event;
 pub mod fingerprint;
-pub mod gen;
 pub mod import;
 pub mod ingest;
 pub mod reduce;

@@ -7,9 +7,9 @@ use std::io::{BufRead, Write};
 
 use serde_json::{json, Value};
 
+use crate::decode;
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::ingest;
 use crate::reduce::{Applied, Reducer};
 
 /// One line of a timeline.
@@ -56,7 +56,7 @@ pub fn follow(input: impl BufRead, out: &mut dyn Write, errors: &mut dyn Write) 
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let ev = match ingest::parse_line(line) {
+        let ev = match decode::parse_line(line) {
             Ok(ev) => ev,
             Err(reason) => {
                 let _ = writeln!(errors, "<stdin>:{}: {reason}", i + 1);

@@ -2,12 +2,11 @@
 //! has `fnv1a64(root) % N == I`. The hash is a fixed function over the root's UTF-8 bytes,
 //! so every machine and every release agrees on it; spill partitions (and, later, warehouse
 //! buckets) are placed by the same hash. How shards commit into one warehouse is the
-//! warehouse's business (`runlog::commit`), not this module's.
+//! warehouse's business (`runlog::commit`), not this module's. A leaf: it knows roots, not
+//! ingest ([`crate::ingest::Ingested::retain_shard`] keeps a shard's agents).
 
 use std::fmt;
 use std::str::FromStr;
-
-use crate::ingest::Ingested;
 
 /// Tables that are not per agent: shard 0 writes them for the whole input it read (a
 /// reject has no agent, or an agent whose events conflict; the `files` accounting counts
@@ -16,8 +15,20 @@ pub const SHARED_TABLES: &[&str] = &["rejects", "files"];
 
 /// FNV-1a, 64 bits, of the root's bytes: the stable hash that places an agent in a shard.
 pub fn root_hash(root: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in root.as_bytes() {
+    fnv1a64(root.as_bytes())
+}
+
+/// FNV-1a's 64-bit offset basis: the hash of no bytes, where [`fnv1a64_more`] starts.
+pub const FNV1A64_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a, 64 bits, of `bytes`.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    fnv1a64_more(FNV1A64_START, bytes)
+}
+
+/// Continues the FNV-1a 64 hash `h` of some bytes over `bytes`: the hash of both.
+pub fn fnv1a64_more(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
@@ -46,11 +57,6 @@ impl Shard {
     pub fn owns_shared_tables(&self) -> bool {
         self.index == 0
     }
-
-    /// Keeps only this shard's agents (after assembly, before reduce).
-    pub fn retain(&self, ing: &mut Ingested) {
-        ing.agents.retain(|a| self.owns(&a.root));
-    }
 }
 
 impl fmt::Display for Shard {
@@ -72,22 +78,6 @@ impl FromStr for Shard {
         }
         Ok(Shard { index, count })
     }
-}
-
-/// A fingerprint of an ingest's inputs: FNV-1a over each file's name and size, in order.
-pub fn inputs_fingerprint(ing: &Ingested) -> String {
-    let mut text = String::new();
-    for f in &ing.files {
-        text.push_str(&f.file);
-        text.push('\0');
-        text.push_str(&f.bytes.to_string());
-        text.push('\n');
-    }
-    format!(
-        "{} files, fnv1a64 {:016x}",
-        ing.files.len(),
-        root_hash(&text)
-    )
 }
 
 #[cfg(test)]

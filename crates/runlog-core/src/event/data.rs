@@ -110,6 +110,7 @@ pub struct Data {
 // again (an arena writes only past every text it handed out); the count is atomic. So a
 // `Data` is as shareable and sendable as an `Arc<str>`.
 unsafe impl Send for Data {}
+// SAFETY: as for `Send` above: the text is never written again once shared.
 unsafe impl Sync for Data {}
 
 impl Data {

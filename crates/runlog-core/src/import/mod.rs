@@ -329,7 +329,7 @@ pub fn id_or(id: Option<&str>, fallback: &str) -> String {
 
 /// RFC 3339 text to microseconds since the epoch.
 pub fn parse_rfc3339(s: &str) -> Option<i64> {
-    crate::ingest::parse_ts(s)
+    crate::decode::parse_ts(s)
 }
 
 /// Synthetic timestamps for sources that record none (or 0): file start + ordinal µs.

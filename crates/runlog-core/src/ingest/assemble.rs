@@ -259,6 +259,7 @@ struct Moving {
 // SAFETY: a `Moving` is only read through, each event by the one thread whose agents it
 // belongs to (see `scatter`); `Event` is `Send` and `Sync`.
 unsafe impl Send for Moving {}
+// SAFETY: as for `Send` above: each event is read by one thread only.
 unsafe impl Sync for Moving {}
 
 /// Groups events by root, orders each agent by seq and resolves duplicates and conflicts;

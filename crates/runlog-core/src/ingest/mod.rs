@@ -1,19 +1,30 @@
 //! Ingest: find the log files, read them as streams (plain, gzip or zstd), validate each
-//! line's envelope (docs/events.md) and turn it into an [`Event`] or a [`Reject`], then group
-//! the events by agent (`root`), order them by `seq`, drop duplicates (docs/semantics.md §1, §7).
+//! line's envelope (docs/events.md) and turn it into an [`Event`](crate::event::Event) or a
+//! [`Reject`], then group the events by agent (`root`), order them by `seq` and drop
+//! duplicates (docs/semantics.md §1, §7).
 //!
 //! Nothing is lost: every non-blank line read ends up kept, a duplicate, or a reject.
+//!
+//! This file drives the steps (discover, read in parallel, assemble); the types they share
+//! and hand to callers are in `types`, each step in its own file. Each file uses only those
+//! before it: `ids` (shared ids) → [`partitions`] (the spill's files) → `types` →
+//! `discover` → `read` → `imported` → `assemble` → [`spill`] (the spilled ingest) → this one.
 
 mod assemble;
 mod discover;
+mod ids;
 mod imported;
+pub mod partitions;
 mod read;
 pub mod spill;
+mod types;
 
 pub use assemble::*;
 pub use discover::*;
+pub use ids::*;
 pub use imported::*;
 pub use read::*;
+pub use types::*;
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -23,135 +34,7 @@ use rayon::prelude::*;
 
 pub use crate::decode::{excerpt, mask_secrets, parse_line, parse_ts, EXCERPT_BYTES, MAX_DEPTH};
 use crate::error::{Error, Result};
-use crate::event::Event;
 use crate::import::Format;
-/// Default longest line accepted (docs/semantics.md §7).
-pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
-/// How ingest reads its input.
-#[derive(Clone)]
-pub struct IngestOptions {
-    pub max_line_bytes: usize,
-    /// The format of the input files; `Auto` detects each file's from its first records.
-    pub format: Format,
-    /// Called with the number of compressed bytes read so far, from any thread.
-    pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
-    /// Where canonical events go instead of memory (see [`spill`]): each reader encodes
-    /// its lines' events into spill records and writes them to the partitions in batches
-    /// ([`spill::SpillBatch`]). Imported files are kept in memory (their roots are resolved
-    /// across files first).
-    pub spill: Option<std::sync::Arc<spill::Spill>>,
-    /// The largest piece plain canonical files are read in, in parallel (a piece starts at
-    /// a line; pieces are smaller when the inputs are, so that every thread has several);
-    /// 0 reads every file whole.
-    pub split_bytes: u64,
-}
-
-/// Default [`IngestOptions::split_bytes`]: pieces small enough that two cores finish
-/// together (one 52 MB file more or less left one core idle for 0.1 s), large enough that
-/// an agent of a log written agent by agent rarely spans two.
-pub const DEFAULT_SPLIT_BYTES: u64 = 16 << 20;
-
-/// Events a reader encodes before it writes them to [`IngestOptions::spill`].
-pub const SPILL_BATCH: usize = 8192;
-
-impl Default for IngestOptions {
-    fn default() -> Self {
-        IngestOptions {
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            format: Format::Auto,
-            progress: None,
-            spill: None,
-            split_bytes: DEFAULT_SPLIT_BYTES,
-        }
-    }
-}
-
-impl std::fmt::Debug for IngestOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IngestOptions")
-            .field("max_line_bytes", &self.max_line_bytes)
-            .field("format", &self.format)
-            .field("progress", &self.progress.is_some())
-            .field("split_bytes", &self.split_bytes)
-            .finish()
-    }
-}
-
-/// A line that could not be kept: where it is, why, and its first bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reject {
-    pub file: String,
-    pub line: u64,
-    pub reason: String,
-    pub excerpt: String,
-}
-
-/// The accounting of one input file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FileSummary {
-    pub file: String,
-    /// The file's format (`runlog`, or the source an importer read).
-    pub format: String,
-    pub bytes: u64,
-    /// Non-blank lines read.
-    pub lines: u64,
-    pub blank: u64,
-    pub kept: u64,
-    pub duplicates: u64,
-    pub rejects: u64,
-    /// Canonical events kept from the file (equal to `kept` for the canonical format; an
-    /// imported line may yield several events, or none when it is folded into another).
-    pub events: u64,
-}
-
-impl FileSummary {
-    /// Adds another summary's counts (bytes, lines, ...) to these.
-    pub fn add_counts(&mut self, other: &FileSummary) {
-        self.bytes += other.bytes;
-        self.lines += other.lines;
-        self.blank += other.blank;
-        self.kept += other.kept;
-        self.duplicates += other.duplicates;
-        self.rejects += other.rejects;
-        self.events += other.events;
-    }
-}
-
-/// All events of one agent (one `root`), in `seq` order, duplicates removed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Agent {
-    pub root: String,
-    pub events: Vec<Event>,
-}
-
-/// What ingest produced: agents in `root` order, rejects in (file, line) order.
-#[derive(Debug, Default)]
-pub struct Ingested {
-    pub files: Vec<FileSummary>,
-    /// Files inside folders skipped because of their name.
-    pub skipped_files: Vec<String>,
-    pub agents: Vec<Agent>,
-    pub rejects: Vec<Reject>,
-}
-
-impl Ingested {
-    pub fn totals(&self) -> FileSummary {
-        let mut t = FileSummary {
-            file: "(all)".into(),
-            ..Default::default()
-        };
-        for f in &self.files {
-            t.add_counts(f);
-        }
-        t
-    }
-
-    /// Names of the input files, indexed by `Event::file`.
-    pub fn file_names(&self) -> Vec<&str> {
-        self.files.iter().map(|f| f.file.as_str()).collect()
-    }
-}
 
 /// Ingests files and folders: discover, read in parallel, group, order, deduplicate.
 pub fn ingest_paths(paths: &[PathBuf], opts: &IngestOptions) -> Result<Ingested> {
@@ -169,19 +52,6 @@ pub fn ingest_inputs(inputs: &Inputs, opts: &IngestOptions) -> Result<Ingested> 
 /// Reads the given files (already in the order that decides conflicts) and assembles agents.
 pub fn ingest_files(files: &[PathBuf], opts: &IngestOptions) -> Result<Ingested> {
     read_inputs(&Inputs::of_files(files).files, opts)
-}
-
-/// [`ingest_files`] with each file's relative name given (see [`relative_name`]).
-pub fn ingest_files_with(
-    files: &[PathBuf],
-    rels: &[String],
-    opts: &IngestOptions,
-) -> Result<Ingested> {
-    let mut inputs = Inputs::of_files(files);
-    for (f, rel) in inputs.files.iter_mut().zip(rels) {
-        f.rel = rel.clone();
-    }
-    read_inputs(&inputs.files, opts)
 }
 
 fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {

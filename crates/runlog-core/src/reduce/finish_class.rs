@@ -5,7 +5,7 @@
 //! written); the class is a column beside it (`finish_class` on `intervals` and `turns`).
 //! [`TABLE`] is the whole mapping, documented in `docs/finish-class.md`. Kinds are looked up
 //! folded: ASCII case ignored, `-` and spaces read as `_`. A kind the table does not know
-//! is `other`. Where SEMANTICS.md §3 gives a kind a turn state, its class agrees with that
+//! is `other`. Where docs/semantics.md §3 gives a kind a turn state, its class agrees with that
 //! state: Completed kinds are `completed`, `length`, `refused` or `waiting`; Interrupted
 //! kinds `cancelled` or `interrupted`; Failed kinds `error`.
 
@@ -296,7 +296,7 @@ mod tests {
         }
     }
 
-    /// The class never contradicts the SEMANTICS.md §3 state of the same kind.
+    /// The class never contradicts the docs/semantics.md §3 state of the same kind.
     #[test]
     fn classes_agree_with_turn_states() {
         for (kind, _) in KINDS {

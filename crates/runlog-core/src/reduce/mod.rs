@@ -6,9 +6,6 @@
 //! changed, so the same code serves batch ingest ([`reduce_agent`]) and live monitoring
 //! (`runlog replay --follow`). [`Reducer::finish`] turns its state into table rows.
 
-/// The payload walker lives with the event it reads ([`crate::event::payload`]); this
-/// name stays for the code and tests that knew it here.
-pub use crate::event::payload;
 pub mod finish_class;
 pub mod rules;
 
@@ -17,9 +14,9 @@ use foldhash::HashMap;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
+use crate::event::payload::{keys, Raw};
 use crate::event::{Data, Event, Id, Kind, PayloadIndex, Voice};
 use finish_class::{finish_class, FinishClass};
-use payload::{keys, Raw};
 use rules::{end_class, is_cancel_kind, EndClass};
 
 /// A row of `intervals`.

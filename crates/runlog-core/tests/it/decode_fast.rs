@@ -5,8 +5,8 @@
 
 use crate::common;
 
-use runlog::decode::{parse_line, parse_line_fast, parse_line_general};
-use runlog::gen::{agent_lines, GenOptions};
+use runlog_core::decode::{parse_line, parse_line_fast, parse_line_general};
+use runlog_gen::{agent_lines, GenOptions};
 
 fn check(line: &[u8]) -> bool {
     let general = parse_line_general(line);
@@ -222,8 +222,8 @@ fn the_index_reads_inferred_as_serde_json_does() {
 /// pointer (what makes an event 88 bytes instead of 152).
 #[test]
 fn the_reader_keeps_the_decoders_events_with_shared_ids() {
-    use runlog::event::Id;
-    use runlog::ingest::{read_stream, IngestOptions};
+    use runlog_core::event::Id;
+    use runlog_core::ingest::{read_stream, IngestOptions};
     let opts = GenOptions {
         agents: 40,
         seed: 5,
@@ -267,7 +267,7 @@ fn the_reader_keeps_the_decoders_events_with_shared_ids() {
                 // Only the general decoder's events (the fast path said "not sure") own
                 // their ids.
                 assert!(
-                    runlog::decode::parse_line_fast(line).is_none(),
+                    runlog_core::decode::parse_line_fast(line).is_none(),
                     "{:?} not shared on line {}",
                     id.as_str(),
                     ev.line

@@ -361,51 +361,6 @@ fn codex_rollouts_without_task_records_give_one_turn_per_prompt() {
     assert_eq!(st, ["settled", "settled", "unsettled"]);
 }
 
-#[test]
-#[ignore = "prints the outcomes of the real samples (cargo test -- --ignored --nocapture)"]
-fn print_sample_outcomes() {
-    let mut dirs: Vec<std::path::PathBuf> = ["claude-code", "agent-history", "codex"]
-        .iter()
-        .map(|d| root_dir().join("tests/samples").join(d))
-        .collect();
-    if let Some(shared) = crate::common::shared_samples() {
-        let mut more: Vec<_> = std::fs::read_dir(shared)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect();
-        more.sort();
-        dirs.extend(more);
-    }
-    for path in &dirs {
-        let dir = path.file_name().unwrap().to_string_lossy();
-        let d = run(std::slice::from_ref(path));
-        let mut n = std::collections::BTreeMap::new();
-        for t in &d.turns {
-            *n.entry((t.is_root, t.state.unwrap_or("-"), t.inferred))
-                .or_insert(0) += 1;
-        }
-        let iv: Vec<_> = d.intervals.iter().map(|i| (i.status, i.inferred)).collect();
-        println!(
-            "{dir}: turns {n:?} errors {} intervals {iv:?}",
-            d.errors.len()
-        );
-        if dir == "claude-code" {
-            for t in &d.turns {
-                println!(
-                    "  {},{},{},{:?},{},{}",
-                    t.session,
-                    t.turn,
-                    t.is_root,
-                    t.state,
-                    t.text_len.unwrap_or(-1),
-                    t.inferred
-                );
-            }
-        }
-    }
-}
-
 // ----- rules found on real logs ----------------------------------------------------------
 // The logs below are written by hand in the shapes of public real logs (Claude
 // Code 2.0.64 / 2.0.75 transcripts, a trimmed Codex 0.128 rollout); they are not copies.

@@ -3,9 +3,6 @@
 //! a second, deliberately simple implementation of docs/semantics.md that must agree with the
 //! reducer on generated agents.
 
-// The tests were written against the `runlog` crate, which re-exports these modules.
-extern crate runlog_core as runlog;
-
 mod common;
 mod decode_fast;
 mod inferred_endings;

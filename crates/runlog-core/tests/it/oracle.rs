@@ -3,7 +3,7 @@
 //! values, on thousands of generated agents; plus the order independence of ingest and
 //! reduce, and replay at every cursor against the log cut at that cursor.
 //!
-//! Inputs come from two generators: `runlog::gen` (production-like) and the random one in
+//! Inputs come from two generators: `runlog_gen` (production-like) and the random one in
 //! `oracle/randgen.rs` (adversarial: random interleavings of every event type).
 //!
 //! On a disagreement the test names the root, the table, the row and the differing fields,
@@ -20,10 +20,10 @@ use serde_json::{json, Value};
 
 use model::{Oracle, Tables, TABLES};
 use randgen::Rng;
-use runlog::event::PayloadIndex;
-use runlog::ingest::{assemble, read_stream, IngestOptions, Ingested};
-use runlog::reduce::{reduce_agent, Derived, Reducer};
-use runlog::Event;
+use runlog_core::event::PayloadIndex;
+use runlog_core::ingest::{assemble, read_stream, IngestOptions, Ingested};
+use runlog_core::reduce::{reduce_agent, Derived, Reducer};
+use runlog_core::Event;
 
 // ---------------------------------------------------------------------------------------
 // Both sides in comparable form: each row a JSON object, by table.
@@ -368,16 +368,16 @@ fn random_lines(seed: u64, n: usize, anomalies: bool) -> Vec<String> {
         .collect()
 }
 
-/// Lines of `n` production-like agents from `runlog::gen`.
+/// Lines of `n` production-like agents from `runlog_gen`.
 fn gen_lines(seed: u64, n: u64, anomalies: f64) -> Vec<String> {
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: n,
         seed,
         anomalies,
         ..Default::default()
     };
     (0..n)
-        .flat_map(|i| runlog::gen::agent_lines(&opts, i))
+        .flat_map(|i| runlog_gen::agent_lines(&opts, i))
         .collect()
 }
 
@@ -424,12 +424,12 @@ fn oracle_agrees_on_generated_agents() {
     let mut report = Report::default();
     // The whole stream as `runlog gen` writes it.
     let mut gen_stream = Vec::new();
-    let opts = runlog::gen::GenOptions {
+    let opts = runlog_gen::GenOptions {
         agents: 1500,
         seed: 11,
         ..Default::default()
     };
-    runlog::gen::write_to(&opts, &mut gen_stream).expect("gen writes");
+    runlog_gen::write_to(&opts, &mut gen_stream).expect("gen writes");
     let inputs: Vec<(&str, Vec<u8>)> = vec![
         ("runlog::gen", gen_stream),
         (
@@ -491,7 +491,7 @@ fn placeless(ing: &Ingested) -> Vec<(String, Vec<Event>)> {
 /// order) as JSON values.
 fn check_order_independence(what: &str, lines: &[String], exact: bool) {
     let base = ingest(&[join_lines(lines)]);
-    let base_derived = runlog::reduce_all(&base);
+    let base_derived = runlog_core::reduce_all(&base);
     let base_events = placeless(&base);
     let base_totals = base.totals();
     assert!(
@@ -543,7 +543,7 @@ fn check_order_independence(what: &str, lines: &[String], exact: bool) {
                 .unwrap_or(&events[0]);
             panic!("{what}, shuffle seed {seed} ({parts} files): events of root {root:?} differ");
         }
-        let derived = runlog::reduce_all(&ing);
+        let derived = runlog_core::reduce_all(&ing);
         let problems = diff_tables(&real_tables(&derived), &real_tables(&base_derived));
         if (exact && derived != base_derived) || !problems.is_empty() {
             panic!(
@@ -628,7 +628,7 @@ fn check_replay(
             let mut rows = 0;
             for c in first..=last {
                 let cut: Vec<Event> = a.events.iter().filter(|e| e.seq <= c).cloned().collect();
-                let snap = runlog::replay::snapshot(&a.root, &a.events, c);
+                let snap = runlog_core::replay::snapshot(&a.root, &a.events, c);
                 if snap != fresh_records(&a.root, &cut, c) {
                     problems.push(format!(
                         "cursor {c}: replay::snapshot differs from a fresh reducer over the cut log"
@@ -1088,7 +1088,7 @@ fn oracle_agrees_on_dumped_agents() {
         let ing = Ingested {
             files: Vec::new(),
             skipped_files: Vec::new(),
-            agents: vec![runlog::ingest::Agent {
+            agents: vec![runlog_core::ingest::Agent {
                 root: root.to_string(),
                 events,
             }],

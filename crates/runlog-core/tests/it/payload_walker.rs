@@ -1,4 +1,4 @@
-//! The reducer's payload walker (`reduce::payload`) gives serde_json's answers. Checked on
+//! The reducer's payload walker (`event::payload`) gives serde_json's answers. Checked on
 //! every kept event of generated logs (with anomalies), of the golden cases and of the real
 //! samples, top level and one object down, and on every line of those files read as an
 //! object: each member the walker finds is the one a serde_json map holds, and each string
@@ -9,9 +9,9 @@ use crate::common;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use runlog::decode::parse_line;
-use runlog::gen::{agent_lines, GenOptions};
-use runlog::reduce::payload::{self, Raw};
+use runlog_core::decode::parse_line;
+use runlog_core::event::payload::{self, Raw};
+use runlog_gen::{agent_lines, GenOptions};
 use serde_json::value::RawValue;
 
 fn members(data: &str) -> Option<BTreeMap<String, &RawValue>> {

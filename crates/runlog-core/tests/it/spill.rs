@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use runlog::gen::GenOptions;
-use runlog::ingest::IngestOptions;
+use runlog_core::ingest::IngestOptions;
+use runlog_gen::GenOptions;
 
 fn generated(dir: &std::path::Path, anomalies: f64) -> PathBuf {
     let out = dir.join("logs");
@@ -16,18 +16,18 @@ fn generated(dir: &std::path::Path, anomalies: f64) -> PathBuf {
         anomalies,
         ..Default::default()
     };
-    runlog::gen::write(&opts, &out).unwrap();
+    runlog_gen::write(&opts, &out).unwrap();
     out
 }
 
 fn check(paths: &[PathBuf], partitions: usize) {
     let opts = IngestOptions::default();
-    let whole = runlog::ingest::ingest_paths(paths, &opts).unwrap();
-    let whole_derived = runlog::reduce_all(&whole);
+    let whole = runlog_core::ingest::ingest_paths(paths, &opts).unwrap();
+    let whole_derived = runlog_core::reduce_all(&whole);
 
     let spill_dir = tempfile::tempdir().unwrap();
     let got = std::sync::Mutex::new((Vec::new(), Vec::new()));
-    let totals = runlog::ingest::spill::ingest_partitioned::<runlog::Error>(
+    let totals = runlog_core::ingest::spill::ingest_partitioned::<runlog_core::Error>(
         paths,
         &opts,
         &spill_dir.path().join("spill"),
@@ -52,13 +52,13 @@ fn check(paths: &[PathBuf], partitions: usize) {
     assert!(agents == whole.agents, "same agents and events");
     assert_eq!(totals.files, whole.files, "same accounting per file");
     assert_eq!(totals.rejects, whole.rejects, "same rejects");
-    let spilled = runlog::Ingested {
+    let spilled = runlog_core::Ingested {
         files: totals.files,
         skipped_files: totals.skipped_files,
         agents,
         rejects: totals.rejects,
     };
-    let derived = runlog::reduce_all(&spilled);
+    let derived = runlog_core::reduce_all(&spilled);
     assert!(derived.intervals == whole_derived.intervals);
     assert!(derived.turns == whole_derived.turns);
     assert!(derived.errors == whole_derived.errors);

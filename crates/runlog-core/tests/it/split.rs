@@ -4,10 +4,14 @@
 
 use std::io::Write;
 
-use runlog::gen::{self, GenOptions};
-use runlog::ingest::{ingest_files, IngestOptions, Ingested};
+use runlog_core::ingest::{ingest_files, IngestOptions, Ingested};
+use runlog_gen::GenOptions;
 
-fn ingest(path: &std::path::Path, split_bytes: u64, format: runlog::import::Format) -> Ingested {
+fn ingest(
+    path: &std::path::Path,
+    split_bytes: u64,
+    format: runlog_core::import::Format,
+) -> Ingested {
     let opts = IngestOptions {
         split_bytes,
         format,
@@ -29,7 +33,7 @@ fn awkward_log() -> Vec<u8> {
         ..Default::default()
     };
     let mut generated = Vec::new();
-    gen::write_to(&opts, &mut generated).expect("generate");
+    runlog_gen::write_to(&opts, &mut generated).expect("generate");
     let lines: Vec<&[u8]> = generated.split(|&b| b == b'\n').collect();
     let mut out = b"\xEF\xBB\xBF".to_vec();
     for (i, l) in lines.iter().enumerate() {
@@ -59,7 +63,10 @@ fn a_file_read_in_pieces_gives_what_it_gives_read_whole() {
     std::fs::File::create(&path)
         .and_then(|mut f| f.write_all(&bytes))
         .expect("write");
-    for format in [runlog::import::Format::Auto, runlog::import::Format::Runlog] {
+    for format in [
+        runlog_core::import::Format::Auto,
+        runlog_core::import::Format::Runlog,
+    ] {
         let whole = ingest(&path, 0, format);
         assert!(!whole.rejects.is_empty(), "the log has rejects to place");
         assert!(whole.agents.len() > 10);
@@ -83,7 +90,7 @@ fn compressed_files_are_read_whole_and_give_the_same() {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     enc.write_all(&bytes).expect("gzip");
     std::fs::write(&gz, enc.finish().expect("gzip")).expect("write");
-    let auto = runlog::import::Format::Auto;
+    let auto = runlog_core::import::Format::Auto;
     let whole = ingest(&gz, 0, auto);
     let split = ingest(&gz, 100, auto);
     assert_eq!(split.agents, whole.agents);
