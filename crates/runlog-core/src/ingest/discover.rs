@@ -1,6 +1,8 @@
 //! Which files an ingest reads: the files named, and inside folders the files whose names
-//! look like logs (`.jsonl`/`.ndjson`, optionally `.gz`/`.zst`); the others are skipped and
-//! counted. Also each file's name relative to the folder it was found under.
+//! look like logs (`.jsonl`/`.ndjson`, optionally `.gz`/`.zst`) and the `.json` files whose
+//! content is a format an importer reads as a whole document (a Gemini CLI chat,
+//! [`crate::import::sniff_json_head`]); the others are skipped and counted. Also each file's
+//! name relative to the folder it was found under.
 //!
 //! What is read is an [`Inputs`] list: each file's local path, the name it is shown by (the
 //! `file` column, rejects, messages) and its relative name. For local files the name is the
@@ -128,13 +130,35 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> Res
         let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
         if ft.is_dir() {
             walk(&path, files, skipped)?;
-        } else if is_log_name(&entry.file_name().to_string_lossy()) {
+        } else if is_log_name(&entry.file_name().to_string_lossy()) || is_read_json(&path) {
             files.push(path);
         } else {
             skipped.push(path);
         }
     }
     Ok(())
+}
+
+/// Bytes of a `.json` file looked at to tell whether folder ingest reads it.
+const JSON_HEAD_BYTES: u64 = 4096;
+
+/// Whether a `.json` file found in a folder is read: its first bytes show a format an
+/// importer reads ([`crate::import::sniff_json_head`]).
+fn is_read_json(path: &Path) -> bool {
+    use std::io::Read;
+    if path.extension().and_then(|e| e.to_str()) != Some("json") {
+        return false;
+    }
+    let mut head = Vec::new();
+    let read =
+        std::fs::File::open(path).and_then(|f| f.take(JSON_HEAD_BYTES).read_to_end(&mut head));
+    read.is_ok() && crate::import::sniff_json_head(&head).is_some()
+}
+
+/// How many of the skipped names are `.json` files (files a runtime writes as documents
+/// that are no format runlog reads, such as Gemini CLI's `logs.json`).
+pub fn count_json(skipped: &[String]) -> u64 {
+    skipped.iter().filter(|n| n.ends_with(".json")).count() as u64
 }
 
 /// A file's path relative to the command-line folder it was found under (for a file named
