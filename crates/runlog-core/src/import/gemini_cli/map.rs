@@ -10,7 +10,7 @@ use super::error::error_value;
 use super::Record;
 use crate::event::Event;
 use crate::import::{
-    event, flag, id_or, parse_rfc3339, synthetic_ts, unmapped, usage_inclusive, FileContext, Format,
+    event, flag, id_or, parse_rfc3339, unmapped, usage_inclusive, FileContext, Format,
 };
 
 /// What the open turn did last (decides how it ends).
@@ -33,8 +33,10 @@ pub(crate) struct Emitter {
     root: String,
     session: String,
     next_seq: u64,
-    file_start: i64,
-    ordinal: u64,
+    /// The last recorded time (what a record without one is given).
+    last_ts: i64,
+    /// The time of the open turn's last recorded event (when an inferred end happened).
+    turn_ts: i64,
     open_turn: Option<String>,
     last: Last,
     /// The open turn's last answer text (an inferred `end_turn`'s text).
@@ -80,8 +82,8 @@ impl Emitter {
             root: ctx.rel.clone(),
             session: ctx.rel.clone(),
             next_seq: 0,
-            file_start: 0,
-            ordinal: 0,
+            last_ts: 0,
+            turn_ts: 0,
             open_turn: None,
             last: Last::Nothing,
             last_text: None,
@@ -132,7 +134,7 @@ impl Emitter {
                 self.root = parent;
             }
         }
-        self.file_start = s("startTime").and_then(parse_rfc3339).unwrap_or(0);
+        self.last_ts = s("startTime").and_then(parse_rfc3339).unwrap_or(0);
     }
 
     fn one(&mut self, out: &mut Vec<Event>, r: Record) {
@@ -174,14 +176,16 @@ impl Emitter {
         let v = &r.value;
         let (ts, syn) = self.ts(v.get("timestamp"));
         if self.open_turn.is_some() {
-            let reason = match self.last.clone() {
-                Last::Failed(e) => json!({ "kind": "error", "error": e }),
+            // A turn that had answered or failed ended then; one still working was
+            // interrupted by this prompt.
+            let (reason, at) = match self.last.clone() {
+                Last::Failed(e) => (json!({ "kind": "error", "error": e }), self.turn_ts),
+                Last::Answered => (json!({ "kind": "end_turn" }), self.turn_ts),
                 Last::CalledTools | Last::Nothing => {
-                    json!({ "kind": "interrupted", "cause": "user" })
+                    (json!({ "kind": "interrupted", "cause": "user" }), ts)
                 }
-                Last::Answered => json!({ "kind": "end_turn" }),
             };
-            self.end_at(out, ts, syn, reason, true, Some(r.line));
+            self.end_at(out, at, syn, reason, true, Some(r.line));
         }
         let id = v.get("id").and_then(Value::as_str);
         let turn = id_or(id, &format!("{}:{}", self.rel, r.line));
@@ -192,6 +196,7 @@ impl Emitter {
         let data = json!({ "text": text_of(v.get("content")) });
         self.push(out, ts, syn, Some(&turn), "turn/start", data, r.line);
         self.open_turn = Some(turn);
+        self.turn_ts = ts;
         self.last = Last::Nothing;
     }
 
@@ -276,7 +281,7 @@ impl Emitter {
     /// Ends the open turn at the end of the file (inferred, at the time of its last event,
     /// on the file's last record line).
     fn end(&mut self, out: &mut Vec<Event>, reason: Value, line: u64) {
-        let ts = out.last().map_or(self.file_start, |e| e.ts);
+        let ts = self.turn_ts;
         self.end_at(out, ts, false, reason, true, Some(line));
     }
 
@@ -336,12 +341,14 @@ impl Emitter {
         self.push(out, ts, syn, None, &kind, data, line);
     }
 
-    /// A record's time, or a synthetic one (file start + ordinal µs).
+    /// A record's time, or, when it has none, the last recorded one (`ts_synthetic`).
     fn ts(&mut self, v: Option<&Value>) -> (i64, bool) {
-        self.ordinal += 1;
         match v.and_then(Value::as_str).and_then(parse_rfc3339) {
-            Some(t) if t != 0 => (t, false),
-            _ => (synthetic_ts(self.file_start, self.ordinal), true),
+            Some(t) if t != 0 => {
+                self.last_ts = t;
+                (t, false)
+            }
+            _ => (self.last_ts, true),
         }
     }
 
@@ -358,6 +365,8 @@ impl Emitter {
     ) {
         if syn {
             flag(&mut data, "ts_synthetic");
+        } else if turn.is_some() {
+            self.turn_ts = ts;
         }
         let mut ev = event(
             self.next_seq,

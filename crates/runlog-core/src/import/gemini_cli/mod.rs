@@ -332,6 +332,25 @@ mod tests {
     }
 
     #[test]
+    fn an_answered_turn_ends_at_its_answer_not_at_the_next_prompt() {
+        let lines = [
+            r#"{"sessionId":"s3","projectHash":"h"}"#,
+            r#"{"id":"u1","timestamp":"2026-04-02T09:00:01.000Z","type":"user","content":"a"}"#,
+            r#"{"id":"g1","timestamp":"2026-04-02T09:00:05.000Z","type":"gemini","content":"b"}"#,
+            r#"{"$set":{"lastUpdated":"2026-04-02T09:00:05.000Z"}}"#,
+            r#"{"id":"u2","timestamp":"2026-04-02T09:10:00.000Z","type":"user","content":"c"}"#,
+        ];
+        let mut imp = GeminiCliImporter::new(&context("session-z.jsonl"));
+        let (evs, _) = feed(&mut imp, &lines);
+        let at = |k: &str| evs.iter().find(|e| &*e.kind == k).map(|e| e.ts);
+        assert_eq!(at("turn/end"), at("model/end"));
+        assert_eq!(at("gemini-cli:$set"), at("model/end"));
+        assert!(evs
+            .iter()
+            .any(|e| &*e.kind == "gemini-cli:$set" && e.data.contains("ts_synthetic")));
+    }
+
+    #[test]
     fn a_subagent_chat_joins_its_parent_without_an_interval() {
         let lines = [
             r#"{"sessionId":"sub","projectHash":"h","kind":"subagent"}"#,
