@@ -189,6 +189,30 @@ mod tests {
         }
     }
 
+    /// In a folder, a `.json` file is read when it is a Gemini CLI chat; other `.json` files
+    /// are skipped and counted apart.
+    #[test]
+    fn json_files_are_read_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let chat = dir.path().join("session-2026-04-01T11-11-5cdd2021.json");
+        std::fs::write(
+            &chat,
+            "{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": []\n}\n",
+        )
+        .unwrap();
+        let logs = dir.path().join("logs.json");
+        std::fs::write(&logs, "[\n  {\"sessionId\": \"s\", \"messageId\": 0}\n]\n").unwrap();
+        let events = dir.path().join("a.jsonl");
+        std::fs::write(&events, "{}\n").unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "x").unwrap();
+        let found = Inputs::discover(&[dir.path().to_path_buf()]).unwrap();
+        let files: Vec<&Path> = found.files.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(files, [events.as_path(), chat.as_path()]);
+        assert_eq!(found.skipped.len(), 2);
+        assert_eq!(count_json(&found.skipped), 1);
+    }
+
     /// Files of several sources are ordered by the names shown (which decides conflicts),
     /// not by where their copies are; a name given twice is read once.
     #[test]
