@@ -227,6 +227,7 @@ pub fn append_sources_with(
         sources: &sources.files,
         downloads: &downloads,
         skipped: sources.skipped.len() as u64,
+        skipped_json: runlog_core::ingest::count_json(&sources.skipped),
         opts,
         gc,
         start,
@@ -302,6 +303,8 @@ struct Run<'a> {
     /// Local copies of the objects, made once per append.
     downloads: &'a Downloads,
     skipped: u64,
+    /// Of those, the `.json` files.
+    skipped_json: u64,
     opts: &'a IngestOptions,
     gc: GcPolicy,
     start: Instant,
@@ -1093,6 +1096,7 @@ impl Run<'_> {
             Some(sh) => {
                 let mut summary = runlog_core::summarize(sh, 0, 0.0);
                 summary.skipped_files = self.skipped;
+                summary.skipped_json_files = self.skipped_json;
                 summary.seconds = self.start.elapsed().as_secs_f64();
                 summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
                 Some(serde_json::to_value(&summary)?)

@@ -50,7 +50,7 @@ pub struct IngestArgs {
     #[arg(long, requires = "shard")]
     pub reshard: bool,
     /// The format of the input files (the same as --input-format): auto, runlog,
-    /// harness, kestrel, codex, claude-code, anthropic, openai.
+    /// harness, kestrel, codex, claude-code, anthropic, openai, gemini-cli.
     #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format, conflicts_with = "input_format")]
     pub format: Option<runlog::import::Format>,
     /// Ingest through P partitions on disk (by hash of root), so that memory holds one
@@ -250,7 +250,12 @@ fn print_summary(s: &runlog::Summary, warehouse: &Path) {
         e,
         "ingested {} file(s){} into {}",
         s.files,
-        if s.skipped_files > 0 {
+        if s.skipped_json_files > 0 {
+            format!(
+                " ({} skipped by name, {} of them .json in no format read)",
+                s.skipped_files, s.skipped_json_files
+            )
+        } else if s.skipped_files > 0 {
             format!(" ({} skipped by name)", s.skipped_files)
         } else {
             String::new()

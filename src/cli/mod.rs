@@ -48,7 +48,8 @@ enum Command {
     /// Read logs, reduce every agent, and write all tables as Parquet into a warehouse.
     #[command(
         after_help = "Files named on the command line are read whatever their name; inside \
-folders, files ending .jsonl or .ndjson (optionally .gz / .zst) are read and others skipped.\n\
+folders, files ending .jsonl or .ndjson (optionally .gz / .zst) are read, .json files when\n\
+they are Gemini CLI chats, and others skipped (counted; .json ones as skipped_json_files).\n\
 Ingest replaces the warehouse's tables with those of this input, in one atomic commit;\n\
 with --append it adds only what is new since the last ingests (runlog ingest --append\n\
 logs/today/ -w wh: unchanged files skipped, grown files read from where they ended).\n\
@@ -139,7 +140,7 @@ struct ReadArgs {
     /// runlog (docs/events.md), harness (deepseek-harness logs and captures), kestrel (runner
     /// events, NDJSON or SSE), codex (Codex CLI rollouts), claude-code (Claude Code
     /// transcripts with their subagents/ files), anthropic (Messages SSE chunks), openai
-    /// (Responses SSE chunks).
+    /// (Responses SSE chunks), gemini-cli (Gemini CLI chats, `.json` documents or `.jsonl`).
     /// (`ingest` also takes it as `--format`; on `query` and `report`, `--format` is the
     /// output format.)
     #[arg(long = "input-format", default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]

@@ -11,6 +11,9 @@ use crate::ingest::{self, Ingested};
 pub struct Summary {
     pub files: u64,
     pub skipped_files: u64,
+    /// Of the skipped files, the `.json` files (documents in no format an importer reads).
+    #[serde(default)]
+    pub skipped_json_files: u64,
     pub bytes: u64,
     pub lines_read: u64,
     pub blank_lines: u64,
@@ -32,6 +35,7 @@ pub fn summarize(ing: &Ingested, intervals: u64, seconds: f64) -> Summary {
     Summary {
         files: ing.files.len() as u64,
         skipped_files: ing.skipped_files.len() as u64,
+        skipped_json_files: ingest::count_json(&ing.skipped_files),
         bytes: t.bytes,
         lines_read: t.lines,
         blank_lines: t.blank,

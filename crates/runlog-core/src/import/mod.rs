@@ -15,9 +15,11 @@
 pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
+pub mod gemini_cli;
 pub mod harness;
 pub mod kestrel;
 pub mod openai;
+pub mod opencode;
 
 use std::fmt;
 use std::str::FromStr;
@@ -46,11 +48,15 @@ pub enum Format {
     Anthropic,
     /// OpenAI Responses SSE chunks.
     Openai,
+    /// Gemini CLI chats (`session-*.json` documents and `.jsonl` records).
+    GeminiCli,
+    /// `opencode run --format json` event streams.
+    Opencode,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 10] = [
         Format::Auto,
         Format::Runlog,
         Format::Harness,
@@ -59,6 +65,8 @@ impl Format {
         Format::ClaudeCode,
         Format::Anthropic,
         Format::Openai,
+        Format::GeminiCli,
+        Format::Opencode,
     ];
 
     /// The name used on the command line and in the `source` column.
@@ -72,6 +80,8 @@ impl Format {
             Format::ClaudeCode => "claude-code",
             Format::Anthropic => "anthropic",
             Format::Openai => "openai",
+            Format::GeminiCli => "gemini-cli",
+            Format::Opencode => "opencode",
         }
     }
 }
@@ -148,7 +158,45 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     if ty == "response.created" && o.contains_key("response") {
         return Some(Format::Openai);
     }
+    if is_gemini_chat(o) {
+        return Some(Format::GeminiCli);
+    }
+    if opencode::is_run_event(o) {
+        return Some(Format::Opencode);
+    }
     None
+}
+
+/// A Gemini CLI chat's metadata record (or its whole document): `sessionId` and
+/// `projectHash` strings, no `type`.
+fn is_gemini_chat(o: &Map<String, Value>) -> bool {
+    let s = |k: &str| o.get(k).is_some_and(Value::is_string);
+    s("sessionId") && s("projectHash") && !o.contains_key("type")
+}
+
+/// Whether a file whose first non-blank line is `first` is one JSON document over many
+/// lines (a pretty-printed `{`): its format is then decided by [`detect_document`] on the
+/// whole text.
+pub fn opens_document(first: &[u8]) -> bool {
+    trim_ascii(first) == b"{"
+}
+
+/// The format of a whole JSON document, if it is one an importer reads.
+pub fn detect_document(text: &[u8]) -> Option<Format> {
+    let v: Value = serde_json::from_slice(text).ok()?;
+    let o = v.as_object()?;
+    (is_gemini_chat(o) && o.get("messages").is_some_and(Value::is_array))
+        .then_some(Format::GeminiCli)
+}
+
+/// The format of a `.json` file found in a folder, from its first bytes: `Some` when folder
+/// ingest should read it (a Gemini CLI chat); other `.json` files are skipped and counted.
+pub fn sniff_json_head(head: &[u8]) -> Option<Format> {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let has = |k: &[u8]| head.windows(k.len()).any(|w| w == k);
+    let first = head.iter().find(|b| !b.is_ascii_whitespace());
+    (first == Some(&b'{') && has(b"\"sessionId\"") && has(b"\"projectHash\""))
+        .then_some(Format::GeminiCli)
 }
 
 fn trim_ascii(mut b: &[u8]) -> &[u8] {
@@ -217,6 +265,12 @@ pub trait Importer: Send {
     fn folded(&mut self) -> Vec<(u64, &'static str)> {
         Vec::new()
     }
+
+    /// Lines rejected only once the file was read whole (a JSON document that does not
+    /// parse): `(line, reason, masked excerpt)`, taken once the file is finished.
+    fn rejects(&mut self) -> Vec<(u64, String, String)> {
+        Vec::new()
+    }
 }
 
 /// Test support for the importers' unit tests: a file context, and lines fed to an importer
@@ -269,6 +323,8 @@ pub fn importer(format: Format, ctx: &FileContext) -> Option<Box<dyn Importer>> 
         Format::ClaudeCode => Some(Box::new(claude_code::ClaudeCodeImporter::new(ctx))),
         Format::Anthropic => Some(Box::new(anthropic::AnthropicImporter::new(ctx))),
         Format::Openai => Some(Box::new(openai::OpenaiImporter::new(ctx))),
+        Format::GeminiCli => Some(Box::new(gemini_cli::GeminiCliImporter::new(ctx))),
+        Format::Opencode => Some(Box::new(opencode::OpencodeImporter::new(ctx))),
     }
 }
 
@@ -518,7 +574,7 @@ mod tests {
 
     #[test]
     fn detects_each_format_from_a_typical_first_record() {
-        let cases: [(&str, Option<Format>); 10] = [
+        let cases: [(&str, Option<Format>); 12] = [
             (
                 r#"{"seq":1,"ts":"2026-01-01T00:00:00Z","root":"a","session":"a","type":"x"}"#,
                 Some(Format::Runlog),
@@ -555,6 +611,14 @@ mod tests {
                 r#"{"type":"response.created","response":{"id":"r"}}"#,
                 Some(Format::Openai),
             ),
+            (
+                r#"{"sessionId":"s","projectHash":"h","startTime":"2026-04-02T09:00:00.000Z","kind":"main"}"#,
+                Some(Format::GeminiCli),
+            ),
+            (
+                r#"{"type":"step_start","timestamp":1777197446593,"sessionID":"ses_1","part":{"type":"step-start"}}"#,
+                Some(Format::Opencode),
+            ),
             (r#"{"type":"file-history-snapshot","messageId":"m"}"#, None),
         ];
         for (line, want) in cases {
@@ -581,6 +645,21 @@ mod tests {
         assert_eq!(
             canonical_error_code(Format::Harness, "HTTP_418"),
             Some("completion_rejected")
+        );
+    }
+
+    #[test]
+    fn whole_documents_and_json_files_are_told_by_content() {
+        assert!(opens_document(b"  {  "));
+        assert!(!opens_document(br#"{"a":1}"#));
+        let doc = br#"{"sessionId":"s","projectHash":"h","messages":[]}"#;
+        assert_eq!(detect_document(doc), Some(Format::GeminiCli));
+        assert_eq!(detect_document(br#"{"sessionId":"s"}"#), None);
+        let head = b"{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [";
+        assert_eq!(sniff_json_head(head), Some(Format::GeminiCli));
+        assert_eq!(
+            sniff_json_head(br#"[{"sessionId":"s","messageId":0}]"#),
+            None
         );
     }
 

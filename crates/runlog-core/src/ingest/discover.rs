@@ -1,6 +1,8 @@
 //! Which files an ingest reads: the files named, and inside folders the files whose names
-//! look like logs (`.jsonl`/`.ndjson`, optionally `.gz`/`.zst`); the others are skipped and
-//! counted. Also each file's name relative to the folder it was found under.
+//! look like logs (`.jsonl`/`.ndjson`, optionally `.gz`/`.zst`) and the `.json` files whose
+//! content is a format an importer reads as a whole document (a Gemini CLI chat,
+//! [`crate::import::sniff_json_head`]); the others are skipped and counted. Also each file's
+//! name relative to the folder it was found under.
 //!
 //! What is read is an [`Inputs`] list: each file's local path, the name it is shown by (the
 //! `file` column, rejects, messages) and its relative name. For local files the name is the
@@ -128,13 +130,35 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> Res
         let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
         if ft.is_dir() {
             walk(&path, files, skipped)?;
-        } else if is_log_name(&entry.file_name().to_string_lossy()) {
+        } else if is_log_name(&entry.file_name().to_string_lossy()) || is_read_json(&path) {
             files.push(path);
         } else {
             skipped.push(path);
         }
     }
     Ok(())
+}
+
+/// Bytes of a `.json` file looked at to tell whether folder ingest reads it.
+const JSON_HEAD_BYTES: u64 = 4096;
+
+/// Whether a `.json` file found in a folder is read: its first bytes show a format an
+/// importer reads ([`crate::import::sniff_json_head`]).
+fn is_read_json(path: &Path) -> bool {
+    use std::io::Read;
+    if path.extension().and_then(|e| e.to_str()) != Some("json") {
+        return false;
+    }
+    let mut head = Vec::new();
+    let read =
+        std::fs::File::open(path).and_then(|f| f.take(JSON_HEAD_BYTES).read_to_end(&mut head));
+    read.is_ok() && crate::import::sniff_json_head(&head).is_some()
+}
+
+/// How many of the skipped names are `.json` files (files a runtime writes as documents
+/// that are no format runlog reads, such as Gemini CLI's `logs.json`).
+pub fn count_json(skipped: &[String]) -> u64 {
+    skipped.iter().filter(|n| n.ends_with(".json")).count() as u64
 }
 
 /// A file's path relative to the command-line folder it was found under (for a file named
@@ -163,6 +187,30 @@ mod tests {
             name: name.into(),
             rel: name.rsplit('/').next().unwrap_or_default().into(),
         }
+    }
+
+    /// In a folder, a `.json` file is read when it is a Gemini CLI chat; other `.json` files
+    /// are skipped and counted apart.
+    #[test]
+    fn json_files_are_read_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let chat = dir.path().join("session-2026-04-01T11-11-5cdd2021.json");
+        std::fs::write(
+            &chat,
+            "{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": []\n}\n",
+        )
+        .unwrap();
+        let logs = dir.path().join("logs.json");
+        std::fs::write(&logs, "[\n  {\"sessionId\": \"s\", \"messageId\": 0}\n]\n").unwrap();
+        let events = dir.path().join("a.jsonl");
+        std::fs::write(&events, "{}\n").unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "x").unwrap();
+        let found = Inputs::discover(&[dir.path().to_path_buf()]).unwrap();
+        let files: Vec<&Path> = found.files.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(files, [events.as_path(), chat.as_path()]);
+        assert_eq!(found.skipped.len(), 2);
+        assert_eq!(count_json(&found.skipped), 1);
     }
 
     /// Files of several sources are ordered by the names shown (which decides conflicts),

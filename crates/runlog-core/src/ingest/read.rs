@@ -414,6 +414,9 @@ struct LineSink<'c> {
     importer: Option<Box<dyn import::Importer>>,
     /// Lines held while the format is undecided: (line number, bytes) or a reject.
     held: Vec<Held>,
+    /// Under `auto`, the file opened as one JSON document over many lines: every line is
+    /// held and the whole text decides the format at the end ([`import::detect_document`]).
+    document: bool,
     imported: Vec<Event>,
     /// Where the canonical events go when they are spilled, instead of the grouper.
     spill: Option<SpillBatch<'c>>,
@@ -436,6 +439,7 @@ impl<'c> LineSink<'c> {
             format,
             importer: None,
             held: Vec::new(),
+            document: false,
             imported: Vec::new(),
             spill,
             grouper: Grouper::default(),
@@ -469,6 +473,13 @@ impl<'c> LineSink<'c> {
 
     fn line(&mut self, out: &mut FileRead, line_no: u64, line: &[u8]) {
         if self.format == Format::Auto {
+            if self.held.is_empty() && import::opens_document(line) {
+                self.document = true;
+            }
+            if self.document {
+                self.held.push(Held::Line(line_no, line.to_vec()));
+                return;
+            }
             let detected = import::detect_record(line);
             self.held.push(Held::Line(line_no, line.to_vec()));
             let lines_held = self
@@ -536,6 +547,18 @@ impl<'c> LineSink<'c> {
         }
     }
 
+    /// The held lines as one text (a document's).
+    fn held_text(&self) -> Vec<u8> {
+        let mut text = Vec::new();
+        for h in &self.held {
+            if let Held::Line(_, bytes) = h {
+                text.extend_from_slice(bytes);
+                text.push(b'\n');
+            }
+        }
+        text
+    }
+
     /// Feeds the held lines, in order, now that the format is known.
     fn release(&mut self, out: &mut FileRead) {
         for h in std::mem::take(&mut self.held) {
@@ -548,12 +571,21 @@ impl<'c> LineSink<'c> {
 
     fn finish(mut self, out: &mut FileRead, last_line: u64) {
         if self.format == Format::Auto {
-            self.decide(Format::Runlog);
+            let format = if self.document {
+                self.document = false;
+                import::detect_document(&self.held_text())
+            } else {
+                None
+            };
+            self.decide(format.unwrap_or(Format::Runlog));
             self.release(out);
         }
         if let Some(imp) = &mut self.importer {
             let before = self.imported.len();
             imp.finish(&mut self.imported);
+            for (line, reason, ex) in imp.rejects() {
+                push_reject(out, &self.ctx.name, line, reason, ex);
+            }
             for ev in &mut self.imported[before..] {
                 if ev.line == 0 {
                     ev.line = last_line.max(1);
