@@ -1013,10 +1013,12 @@ fn aws_error(v: &Value) -> Option<Value> {
 }
 
 /// Whether a user line is a local command or its output (`<command-name>`,
-/// `<local-command-stdout>`, bash mode's `<bash-input>`, …) rather than a prompt.
+/// `<local-command-stdout>`, bash mode's `<bash-input>`, 2.0.x's plain `Unknown slash command:
+/// <name>` answer, …) rather than a prompt.
 fn is_local_command(text: &str) -> bool {
     let t = text.trim_start();
     [
+        "Unknown slash command: ",
         "<command-name>",
         "<command-message>",
         "<local-command-",
