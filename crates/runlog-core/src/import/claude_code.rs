@@ -72,6 +72,9 @@ struct Sess {
     /// A subagent session whose end comes from its parent's Task result (never inferred at
     /// the end of its file).
     agent: bool,
+    /// The uuid of a local command line (`/model`, `/login`, a custom command) read while no
+    /// turn was open: it becomes the turn's prompt if the model answers it.
+    command: Option<String>,
 }
 
 /// A subagent as the parent transcript knows it.
@@ -134,17 +137,15 @@ impl ClaudeCodeImporter {
     /// Ends the session's open turn where a reader of the log would, if its assistant has
     /// finished (final answer, nothing pending): `turn/end{…, inferred: true}`. A turn cut
     /// off mid-work (a tool call pending, a tool result not answered) stays open.
-    /// At the end of the file (`at_eof`), a turn whose last output is an API error message
-    /// stays open: the log may have been cut while Claude Code retried.
-    fn settle(&mut self, out: &mut Vec<Event>, session: &str, at_eof: bool) {
+    /// A turn whose last output is Claude Code's synthetic API error message ends
+    /// `{kind: error}`: Claude Code gave up on the call (its retries are `system` `api_error`
+    /// records, which leave the turn open).
+    fn settle(&mut self, out: &mut Vec<Event>, session: &str) {
         self.flush_msg(out, session);
         let Some(sess) = self.sessions.get(session) else {
             return;
         };
         if sess.turn.is_none() || !sess.finished || !sess.pending.is_empty() {
-            return;
-        }
-        if at_eof && sess.failed.is_some() {
             return;
         }
         let mut data = match &sess.failed {
@@ -365,18 +366,33 @@ impl ClaudeCodeImporter {
             sess.pending.clear();
             sess.last_msg_id = Some(id.clone());
         }
-        // Output with no prompt before it (a resumed or continued session): an inferred turn.
+        // Claude Code's own message with no turn open (the answer to a local command such as
+        // `/login`, `/model`): no model was called, so no turn.
+        let synthetic =
+            msg.and_then(|m| m.get("model")).and_then(Value::as_str) == Some("<synthetic>");
+        if synthetic && self.open_turn(session).is_none() {
+            return self.keep(out, session, "assistant", Value::Object(record));
+        }
+        // Output with no prompt before it: the answer to a command (its line is the prompt),
+        // or a resumed or continued session (an inferred turn).
         if self.open_turn(session).is_none() {
-            let turn = super::id_or(Some(uuid), &format!("{}:{line}", self.rel));
+            let command = self
+                .sessions
+                .get_mut(session)
+                .and_then(|s| s.command.take());
+            if let (Some(id), true) = (&command, session == self.root()) {
+                let data = json!({ "message_id": id, "kind": "prompt", "inferred": true });
+                self.push(out, 0, session, None, "inbox/receipt", data);
+            }
+            let turn = command
+                .clone()
+                .unwrap_or_else(|| super::id_or(Some(uuid), &format!("{}:{line}", self.rel)));
             self.sessions.entry(session.to_string()).or_default().turn = Some(turn.clone());
-            self.push(
-                out,
-                0,
-                session,
-                Some(&turn),
-                "turn/start",
-                json!({ "inferred": true }),
-            );
+            let data = match command {
+                Some(_) => json!({ "inferred": true, "command": true }),
+                None => json!({ "inferred": true }),
+            };
+            self.push(out, 0, session, Some(&turn), "turn/start", data);
         }
         let turn = self.open_turn(session);
         let blocks = msg.and_then(|m| m.get("content"));
@@ -404,6 +420,10 @@ impl ClaudeCodeImporter {
                 "model/end",
                 json!({ "error": err }),
             );
+            // Claude Code gave up on the call: the turn ends here (a subagent's with its Task).
+            if !self.sessions.get(session).is_some_and(|s| s.agent) {
+                self.settle(out, session);
+            }
             return;
         }
         let usage = msg.and_then(|m| m.get("usage")).cloned();
@@ -550,8 +570,19 @@ impl ClaudeCodeImporter {
             }
             return self.keep(out, session, "user", Value::Object(record));
         }
+        // A local command (`/model`, `/login`, `!ls`) or its output: no prompt to the model.
+        if is_local_command(&text) {
+            self.settle(out, session);
+            if self.open_turn(session).is_none() {
+                let uuid = record.get("uuid").and_then(Value::as_str);
+                let id = super::id_or(uuid, &format!("{}:{line}", self.rel));
+                let sess = self.sessions.entry(session.to_string()).or_default();
+                sess.command.get_or_insert(id);
+            }
+            return self.keep(out, session, "user", Value::Object(record));
+        }
         // A prompt: the turn before it ended if its assistant had finished.
-        self.settle(out, session, false);
+        self.settle(out, session);
         let uuid = record.get("uuid").and_then(Value::as_str);
         let id = super::id_or(uuid, &format!("{}:{line}", self.rel));
         let is_root = session == self.root();
@@ -569,6 +600,7 @@ impl ClaudeCodeImporter {
                 }
                 let sess = self.sessions.entry(session.to_string()).or_default();
                 sess.turn = Some(id.clone());
+                sess.command = None;
                 sess.last_text.clear();
                 sess.last_stop = None;
                 sess.finished = false;
@@ -625,7 +657,12 @@ impl ClaudeCodeImporter {
             self.flush_msg(out, session);
             let sess = self.sessions.entry(session.to_string()).or_default();
             let kind = sess.last_stop.clone().unwrap_or_else(|| "end_turn".into());
-            let mut data = json!({ "reason": { "kind": kind }, "inferred": true });
+            let mut data = match &sess.failed {
+                Some(err) => {
+                    json!({ "reason": { "kind": "error", "error": err }, "inferred": true })
+                }
+                None => json!({ "reason": { "kind": kind }, "inferred": true }),
+            };
             if !sess.last_text.is_empty() {
                 data["text"] = json!(sess.last_text);
             }
@@ -634,7 +671,7 @@ impl ClaudeCodeImporter {
         match subtype {
             Some("api_error") => return self.api_error_record(out, session, record),
             // A compaction between turns: the turn before it is over if it had finished.
-            Some("compact_boundary") => self.settle(out, session, false),
+            Some("compact_boundary") => self.settle(out, session),
             _ => {}
         }
         self.keep(out, session, "system", Value::Object(record))
@@ -687,9 +724,11 @@ impl ClaudeCodeImporter {
                 .and_then(Value::as_str)
                 .filter(|v| !v.is_empty())
         };
+        // A file under `subagents/` is one session, its own, whatever its records name
+        // (a `/btw` side question or a compaction fork replays records of other sessions).
         let file_agent = self.path_root.as_ref().map(|(_, a)| a.clone());
         let session = match (
-            s("agentId").or(file_agent.as_deref()),
+            file_agent.as_deref().or(s("agentId")),
             record.get("isSidechain"),
         ) {
             (Some(agent), _) => format!("{}/{agent}", self.root()),
@@ -702,7 +741,10 @@ impl ClaudeCodeImporter {
         };
         self.file_session = Some(session.clone());
         if s("agentId").is_some() || file_agent.is_some() {
-            self.sessions.entry(session.clone()).or_default().agent = true;
+            // A context fork (`/btw` side question, compaction) has no Task to end its turn:
+            // it ends like the root's, at the end of its file.
+            let fork = file_agent.as_deref().is_some_and(is_context_fork);
+            self.sessions.entry(session.clone()).or_default().agent = !fork;
         }
         let raw_type = s("type").unwrap_or("record").to_string();
         if raw_type != "progress" {
@@ -781,7 +823,10 @@ impl ClaudeCodeImporter {
             let session = self
                 .file_session
                 .clone()
-                .unwrap_or_else(|| self.root().to_string());
+                .unwrap_or_else(|| match &self.path_root {
+                    Some((_, agent)) => format!("{}/{agent}", self.root()),
+                    None => self.root().to_string(),
+                });
             let raw_type = record
                 .get("type")
                 .and_then(Value::as_str)
@@ -832,10 +877,16 @@ impl Importer for ClaudeCodeImporter {
             self.flush_msg(out, &s);
             // The end of the file ends a finished turn (a subagent's ends with its Task).
             if !self.sessions.get(&s).is_some_and(|x| x.agent) {
-                self.settle(out, &s, true);
+                self.settle(out, &s);
             }
         }
     }
+}
+
+/// Whether a subagent file's agent id names a context fork rather than a Task subagent:
+/// `aside_question-<id>` (a `/btw` side question) or `acompact-<id>` (a compaction).
+fn is_context_fork(agent: &str) -> bool {
+    agent.starts_with("aside_question-") || agent.starts_with("acompact-")
 }
 
 /// `(parent sessionId, agent id)` of a file at `…/<sessionId>/subagents/agent-<id>.jsonl`.
@@ -879,6 +930,7 @@ fn record_error(record: &Map<String, Value>) -> Value {
         .or_else(|| {
             record
                 .get("cause")
+                .or_else(|| e.and_then(|e| e.get("connection")))
                 .and_then(|c| c.get("code"))
                 .and_then(Value::as_str)
         });
@@ -906,13 +958,21 @@ fn record_error(record: &Map<String, Value>) -> Value {
         .or_else(|| record.get("apiErrorStatus").and_then(Value::as_i64))
         .or_else(|| record.get("status").and_then(Value::as_i64));
     let retrying = record.get("retryAttempt").is_some();
-    coded(error_object(
+    let mut err = coded(error_object(
         Format::ClaudeCode,
         raw,
         message,
         Some(retrying),
         status,
-    ))
+    ));
+    // A connection that failed before any HTTP status (`ECONNRESET`, …).
+    let code = err["code"].as_str().unwrap_or("");
+    if status.is_none() && !code.starts_with("completion_") {
+        if let Some(c) = text_error_code(message).or(raw.map(|_| "completion_failed")) {
+            err["code"] = json!(c);
+        }
+    }
+    err
 }
 
 /// An Error whose raw code table E does not list takes its code from the HTTP status where
@@ -952,6 +1012,24 @@ fn aws_error(v: &Value) -> Option<Value> {
     )))
 }
 
+/// Whether a user line is a local command or its output (`<command-name>`,
+/// `<local-command-stdout>`, bash mode's `<bash-input>`, 2.0.x's plain `Unknown slash command:
+/// <name>` answer, …) rather than a prompt.
+fn is_local_command(text: &str) -> bool {
+    let t = text.trim_start();
+    [
+        "Unknown slash command: ",
+        "<command-name>",
+        "<command-message>",
+        "<local-command-",
+        "<bash-input>",
+        "<bash-stdout>",
+        "<bash-stderr>",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
+}
+
 /// The text of a `content` value: a string, or its `text` blocks joined.
 fn content_text(content: Option<&Value>) -> String {
     match content {
@@ -974,34 +1052,108 @@ fn first_line(text: &str) -> String {
         .collect()
 }
 
-/// The Error of an `isApiErrorMessage` line: `API Error: <status> {"type":"error","error":
-/// {"type":…,"message":…}}`; other texts (`API Error: Request timed out.`) keep the record's
-/// `error` field, if any, as the raw code.
+/// The Error of an `isApiErrorMessage` line (Claude Code's synthetic message when it gave up
+/// on a call): `API Error: <status> {"type":"error","error":{"type":…,"message":…}}`, also
+/// after a prefix (`Please run /login · API Error: 403 …`) or with a plain message
+/// (`API Error: 529 Overloaded.`, `You've hit your session limit · resets …`).
+///
+/// Raw code: the body's `error.type`, else the record's `error` field (`authentication_failed`,
+/// `billing_error`, `rate_limit`, …). HTTP status: the text's `API Error: NNN`, else
+/// `apiErrorStatus`. Code: table E on the body type, else [`cc_error_code`] on the `error`
+/// field and the text, else the status, else the text (`timed out` → timed out, a lost
+/// connection → failed).
 fn api_error(text: &str, error_field: Option<&str>, status_field: Option<i64>) -> Value {
-    let rest = text
-        .trim()
-        .strip_prefix("API Error:")
-        .unwrap_or(text)
-        .trim();
-    let (status, rest) = match rest.split_once(' ') {
-        Some((n, r)) if n.len() == 3 && n.bytes().all(|b| b.is_ascii_digit()) => {
-            (n.parse::<i64>().ok(), r.trim())
+    let rest = match text.find("API Error:") {
+        Some(i) => text[i + "API Error:".len()..].trim(),
+        None => text.trim(),
+    };
+    let (status, rest) = match rest.split_once(' ').unwrap_or((rest, "")) {
+        (n, r)
+            if n.trim_end_matches('.').len() == 3
+                && n.bytes().take(3).all(|b| b.is_ascii_digit()) =>
+        {
+            (n[..3].parse::<i64>().ok(), r.trim())
         }
         _ => (status_field, rest),
     };
+    let status = status.or(status_field);
     let body: Option<Value> = rest
         .find('{')
         .and_then(|i| serde_json::from_str(&rest[i..]).ok());
     let inner = body.as_ref().and_then(|b| b.get("error"));
-    let raw = inner
+    let body_type = inner
         .and_then(|e| e.get("type"))
         .and_then(Value::as_str)
-        .or(error_field);
+        .filter(|t| !t.is_empty());
+    let field = error_field.filter(|f| !f.is_empty());
+    let raw = body_type.or(field);
     let message = inner
         .and_then(|e| e.get("message"))
         .and_then(Value::as_str)
         .unwrap_or(text);
-    coded(error_object(Format::ClaudeCode, raw, message, None, status))
+    let mut err = coded(error_object(Format::ClaudeCode, raw, message, None, status));
+    let listed =
+        body_type.is_some_and(|t| super::canonical_error_code(Format::ClaudeCode, t).is_some());
+    if !listed {
+        if let Some(code) = field.and_then(|f| cc_error_code(f, text)) {
+            err["code"] = json!(code);
+        } else if err["details"]["http_status"].is_null() {
+            if let Some(code) = text_error_code(text) {
+                err["code"] = json!(code);
+            }
+        }
+    }
+    if let (Some(b), Some(f)) = (body_type, field) {
+        if b != f {
+            err["details"]["error_field"] = json!(f);
+        }
+    }
+    err
+}
+
+/// Claude Code's own classification of a failed call (the `error` field of its synthetic
+/// message) in SEMANTICS §4 terms. A `rate_limit` whose text names a spent plan quota
+/// (`You've hit your session limit`, `usage limit`) is `completion_billing_denied`: waiting
+/// for the window to reset, not an automatic retry. `unknown`, `invalid_request` and new
+/// values: `None` (the HTTP status decides).
+fn cc_error_code(field: &str, text: &str) -> Option<&'static str> {
+    Some(match field {
+        "authentication_failed" | "forbidden" | "oauth_org_not_allowed" => {
+            "completion_unauthorized"
+        }
+        "billing_error" => "completion_billing_denied",
+        "rate_limit" if quota_spent(text) => "completion_billing_denied",
+        "rate_limit" => "completion_rate_limited",
+        "server_error" | "overloaded" => "completion_unavailable",
+        _ => return None,
+    })
+}
+
+/// Whether a rate-limit message names a spent plan quota (session / weekly / usage limit)
+/// rather than a per-minute rate.
+fn quota_spent(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    [
+        "session limit",
+        "weekly limit",
+        "usage limit",
+        "limit reached",
+        "out of extra usage",
+    ]
+    .iter()
+    .any(|k| t.contains(k))
+}
+
+/// The code a failure text without HTTP status names: a timeout, or a lost connection.
+fn text_error_code(text: &str) -> Option<&'static str> {
+    let t = text.to_ascii_lowercase();
+    if t.contains("timed out") || t.contains("timeout") {
+        Some("completion_timed_out")
+    } else if t.contains("connection") || t.contains("stalled") || t.contains("socket") {
+        Some("completion_failed")
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -1020,9 +1172,36 @@ mod tests {
         assert_eq!(e["details"]["http_status"], 529);
         assert_eq!(e["details"]["raw_code"], "overloaded_error");
         assert_eq!(e["message"], "Overloaded");
+        // No status: the text decides.
         let e = api_error("API Error: Request timed out.", None, None);
-        assert_eq!(e["code"], Value::Null);
+        assert_eq!(e["code"], "completion_timed_out");
         assert_eq!(e["message"], "API Error: Request timed out.");
+        // Claude Code 2.1.x: a prefix before `API Error:`, the class in the `error` field.
+        let e = api_error(
+            "Please run /login · API Error: 403 Request not allowed",
+            Some("authentication_failed"),
+            Some(403),
+        );
+        assert_eq!(e["code"], "completion_unauthorized");
+        assert_eq!(e["details"]["http_status"], 403);
+        assert_eq!(e["details"]["raw_code"], "authentication_failed");
+        // A spent plan quota is billing, not a per-minute rate.
+        let e = api_error(
+            "You've hit your session limit · resets 8:10pm (Europe/Zagreb)",
+            Some("rate_limit"),
+            Some(429),
+        );
+        assert_eq!(e["code"], "completion_billing_denied");
+        assert_eq!(e["details"]["http_status"], 429);
+        let e = api_error("API Error: 429 slow down", Some("rate_limit"), None);
+        assert_eq!(e["code"], "completion_rate_limited");
+        let e = api_error("Credit balance is too low", Some("billing_error"), None);
+        assert_eq!(e["code"], "completion_billing_denied");
+        // `unknown`: the status decides.
+        let e = api_error("API Error: 529 Overloaded.", Some("unknown"), None);
+        assert_eq!(e["code"], "completion_unavailable");
+        assert_eq!(e["details"]["http_status"], 529);
+        assert_eq!(e["details"]["raw_code"], "unknown");
     }
 
     fn run(lines: &[&str]) -> Vec<Event> {
@@ -1039,20 +1218,56 @@ mod tests {
             r#"{"type":"assistant","sessionId":"s","uuid":"a1","isSidechain":false,"timestamp":"2026-01-01T00:00:01Z","isApiErrorMessage":true,"message":{"id":"x","content":[{"type":"text","text":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow\"}}"}]}}"#,
         ]);
         let kinds: Vec<&str> = evs.iter().map(|e| e.kind.as_str()).collect();
+        // Claude Code gave up on the call: the turn ends failed where the message is.
         assert_eq!(
             kinds,
             [
                 "claude-code:summary",
                 "inbox/receipt",
                 "turn/start",
-                "model/end"
+                "model/end",
+                "turn/end",
+                "agent/idle"
             ]
         );
+        let end: Value = serde_json::from_str(&evs[4].data).unwrap();
+        assert_eq!(end["reason"]["kind"], "error");
+        assert_eq!(end["reason"]["error"]["code"], "completion_rate_limited");
         assert!(evs.windows(2).all(|w| w[0].ts <= w[1].ts));
         assert_eq!(evs[0].line, 1);
         let d: Value = serde_json::from_str(&evs[3].data).unwrap();
         assert_eq!(d["error"]["code"], "completion_rate_limited");
         assert_eq!(evs[3].turn.as_deref(), Some("u1"));
+    }
+
+    #[test]
+    fn a_subagent_file_is_one_session_whatever_its_records_name() {
+        let rel = "s/subagents/agent-aside_question-9f8e.jsonl";
+        let lines = [
+            r#"{"type":"file-history-snapshot","messageId":"x"}"#,
+            r#"{"type":"user","sessionId":"s","agentId":"a1","uuid":"q0","isSidechain":true,"isMeta":true,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"replayed"}}"#,
+            r#"{"type":"user","sessionId":"s","uuid":"q1","isSidechain":true,"timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"which is largest?"}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"q2","isSidechain":true,"timestamp":"2026-01-01T00:00:03Z","message":{"id":"m","content":[{"type":"text","text":"README"}]}}"#,
+        ];
+        let (evs, rejected) = feed(&mut ClaudeCodeImporter::new(&context(rel)), &lines);
+        assert!(rejected.is_empty());
+        assert!(
+            evs.iter().all(|e| e.session == "s/aside_question-9f8e"),
+            "{:?}",
+            evs.iter().map(|e| &e.session).collect::<Vec<_>>()
+        );
+        // A context fork's turn ends at the end of its file (no Task result ends it).
+        assert_eq!(evs.last().map(|e| e.kind.as_str()), Some("turn/end"));
+    }
+
+    #[test]
+    fn a_local_command_and_its_synthetic_answer_open_no_turn() {
+        let evs = run(&[
+            r#"{"type":"user","sessionId":"s","uuid":"c1","isSidechain":false,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"<command-name>/login</command-name>"}}"#,
+            r#"{"type":"assistant","sessionId":"s","uuid":"c2","isSidechain":false,"timestamp":"2026-01-01T00:00:02Z","isApiErrorMessage":true,"error":"authentication_failed","message":{"model":"<synthetic>","content":[{"type":"text","text":"Not logged in · Please run /login"}]}}"#,
+        ]);
+        let kinds: Vec<&str> = evs.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["claude-code:user", "claude-code:assistant"]);
     }
 
     #[test]

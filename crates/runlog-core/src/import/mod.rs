@@ -155,7 +155,10 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     if ty == "message_start" && o.contains_key("message") {
         return Some(Format::Anthropic);
     }
-    if ty == "response.created" && o.contains_key("response") {
+    // `response.created`, or any Responses stream event of a capture cut at the front.
+    if (ty == "response.created" && o.contains_key("response"))
+        || (ty.starts_with("response.") && !o.contains_key("session"))
+    {
         return Some(Format::Openai);
     }
     if is_gemini_chat(o) {
@@ -574,7 +577,7 @@ mod tests {
 
     #[test]
     fn detects_each_format_from_a_typical_first_record() {
-        let cases: [(&str, Option<Format>); 12] = [
+        let cases: [(&str, Option<Format>); 13] = [
             (
                 r#"{"seq":1,"ts":"2026-01-01T00:00:00Z","root":"a","session":"a","type":"x"}"#,
                 Some(Format::Runlog),
@@ -609,6 +612,10 @@ mod tests {
             ),
             (
                 r#"{"type":"response.created","response":{"id":"r"}}"#,
+                Some(Format::Openai),
+            ),
+            (
+                r#"{"type":"response.output_text.delta","sequence_number":4,"delta":"Hi"}"#,
                 Some(Format::Openai),
             ),
             (

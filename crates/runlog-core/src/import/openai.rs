@@ -9,6 +9,7 @@
 //! | `response.output_item.done` of a `function_call` | `tool/call{call_id, name, arguments}` (the item's arguments, else the joined `function_call_arguments.delta`s) |
 //! | `response.completed` / `.incomplete` / `.failed` | `model/end{finish_reason: status, usage}` (inclusive usage) and `turn/end{kind: status, cause: incomplete_details.reason, text}`; no `turn/end` for a `completed` response that asks for function calls (the turn waits for their results) |
 //! | `error{code}` | `model/end{error}`; the turn ends with the `response.failed` that follows (which then adds no second `model/end`), else `turn/end{kind: "error", error}` at the end of the file |
+//! | first record of a stream without `response.created` (cut at the front: a proxy's log, a fixture) | `session/start{inferred}`, `turn/start{inferred}` before it; ids from its `response.id` / `response_id`, else the file's path |
 //!
 //! `function_call_arguments.delta` lines are folded into their `tool/call`; every other
 //! record is kept as `openai:<type>`. `seq` numbers the events in stream order (the stream's
@@ -106,6 +107,30 @@ impl OpenaiImporter {
         } else {
             &self.done_text
         }
+    }
+
+    /// The start of a stream whose `response.created` is not in the capture: the response
+    /// is read all the same, from its first record on (`inferred`, `cut_front`).
+    fn implicit_start(&mut self, out: &mut Vec<Event>, record: &Map<String, Value>) {
+        let resp = record.get("response");
+        let rs = |k: &str| resp.and_then(|r| r.get(k)).and_then(Value::as_str);
+        let id = rs("id").or_else(|| record.get("response_id").and_then(Value::as_str));
+        self.id = Some(id_or(id, &self.rel));
+        if let Some(t) = resp
+            .and_then(|r| r.get("created_at"))
+            .and_then(Value::as_i64)
+        {
+            self.start = t.saturating_mul(1_000_000);
+        }
+        let model = rs("model").map(str::to_string);
+        let src_seq = self.src_seq.take();
+        self.push(
+            out,
+            "session/start",
+            json!({ "parent": null, "parent_turn": null, "model": model, "inferred": true, "cut_front": true }),
+        );
+        self.push(out, "turn/start", json!({ "inferred": true }));
+        self.src_seq = src_seq;
     }
 
     fn created(&mut self, out: &mut Vec<Event>, record: &Map<String, Value>) {
@@ -236,6 +261,9 @@ impl Importer for OpenaiImporter {
             .and_then(Value::as_str)
             .unwrap_or("record")
             .to_string();
+        if self.id.is_none() && raw_type != "response.created" {
+            self.implicit_start(out, &record);
+        }
         let s = |k: &str| record.get(k).and_then(Value::as_str);
         match raw_type.as_str() {
             "response.created" if self.id.is_none() => self.created(out, &record),
@@ -362,6 +390,36 @@ mod tests {
         let model: Value = serde_json::from_str(&evs[3].data).unwrap();
         assert_eq!(model["usage"]["total_tokens"], 5);
         assert_eq!(model["incomplete_reason"], "max_output_tokens");
+    }
+
+    #[test]
+    fn a_stream_cut_at_the_front_is_read_as_one_response() {
+        // The vercel/ai `openai-error.1` fixture without its `response.created` line.
+        let sample = include_str!(
+            "../../../../tests/samples/vercel-ai/openai-responses-cut/openai-error.1.from-line-2.chunks.jsonl"
+        );
+        let lines: Vec<&str> = sample.lines().filter(|l| !l.trim().is_empty()).collect();
+        let evs = run(&lines);
+        let kinds: Vec<&str> = evs.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "session/start",
+                "turn/start",
+                "openai:response.in_progress",
+                "model/end",
+                "turn/end"
+            ]
+        );
+        let id = "resp_05500b38c2cd9bfc00691c7c9d222481a3b595421266dab424";
+        assert!(evs.iter().all(|e| e.root == id && e.session == id));
+        assert_eq!(evs[1].turn.as_deref(), Some(id));
+        let start: Value = serde_json::from_str(&evs[0].data).unwrap();
+        assert_eq!(start["inferred"], true);
+        assert!(start.get("src_seq").is_none());
+        let end: Value = serde_json::from_str(&evs[4].data).unwrap();
+        assert_eq!(end["reason"]["kind"], "failed");
+        assert_eq!(end["reason"]["error"]["code"], "completion_billing_denied");
     }
 
     #[test]

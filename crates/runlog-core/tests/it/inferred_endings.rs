@@ -449,7 +449,9 @@ fn claude_code_provider_error_envelopes_are_error_rows() {
     ];
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let d = run_lines("s1.jsonl", &refs);
-    assert_eq!(d.errors.len(), 2, "{:?}", d.errors);
+    // Two model errors, and the Failed turn's own row (SEMANTICS §4).
+    assert_eq!(d.errors.len(), 3, "{:?}", d.errors);
+    assert_eq!(d.errors[2].source, "turn");
     assert_eq!(d.errors[0].http_status, Some(403));
     assert_eq!(
         d.errors[0].message.as_deref(),
@@ -460,8 +462,15 @@ fn claude_code_provider_error_envelopes_are_error_rows() {
         d.errors[1].message.as_deref(),
         Some("UnknownOperationException")
     );
-    // The log ends on an error: Claude Code may still be retrying, so the turn stays open.
-    assert_eq!(states(&d), [("u1".into(), "Running", false)]);
+    // The gateway's error is the call's answer (Claude Code does not retry it): the turn
+    // ends Failed there. The `api_error` retry before it alone would leave it open.
+    assert_eq!(states(&d), [("u1".into(), "Failed", true)]);
+    let cut = [lines[0].clone(), lines[1].clone()];
+    let refs: Vec<&str> = cut.iter().map(String::as_str).collect();
+    assert_eq!(
+        states(&run_lines("s1.jsonl", &refs)),
+        [("u1".into(), "Running", false)]
+    );
 }
 
 #[test]
