@@ -77,14 +77,25 @@ const SEMANTIC: &[(&str, &[&str])] = &[
     ("ok", &["completed", "settled", "ok", "answer", "end_turn"]),
     ("bad", &["error", "failed", "protocol_error", "denied"]),
     ("warn", &["interrupted", "cancelled", "canceled"]),
-    ("alt", &["max_tokens", "unknownoutcome", "length", "refused"]),
+    (
+        "alt",
+        &["max_tokens", "unknownoutcome", "length", "refused"],
+    ),
     (
         "info",
         &["paused_for_review", "blocked", "waiting", "turn_end"],
     ),
     (
         "none",
-        &["unsettled", "running", "-", "open", "(no result)", "(none)", "other"],
+        &[
+            "unsettled",
+            "running",
+            "-",
+            "open",
+            "(no result)",
+            "(none)",
+            "other",
+        ],
     ),
 ];
 const PALETTE: &[&str] = &["p0", "p1", "p2", "p3", "p4", "p5"];

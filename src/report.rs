@@ -40,6 +40,22 @@ pub fn tables_used() -> Vec<&'static str> {
 /// by [`build`] with the time bucket that fits the data's span (see [`time_unit`]).
 pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
     (
+        "finish_reasons",
+        "Intervals by status and finish reason",
+        "finish reason = kind of the last root-session turn end; unsettled = the log ended first",
+        "SELECT status, coalesce(finish_reason, '-') AS finish_reason, count(*) AS intervals,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
+         FROM intervals GROUP BY status, finish_reason ORDER BY intervals DESC, status, finish_reason",
+    ),
+    (
+        "interval_status",
+        "Intervals by status",
+        "settled = a turn end closed it; unsettled = the log ended first; protocol_error = its last root turn end had no reason kind",
+        "SELECT status, count(*) AS intervals,
+                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
+         FROM intervals GROUP BY status ORDER BY intervals DESC, status",
+    ),
+    (
         "finish_classes",
         "Intervals by finish class",
         "finish class = the finish reason's class, one vocabulary across runtimes (docs/finish-class.md); (all) = the class's total, its raw finish reasons beneath; (none) = no finish reason: unsettled, protocol error, or no root turn end",
@@ -60,22 +76,6 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
          FROM r
          ORDER BY CASE WHEN finish_class = '(none)' THEN 1 ELSE 0 END, total DESC, finish_class,
                   member, n DESC, finish_reason",
-    ),
-    (
-        "finish_reasons",
-        "Intervals by status and finish reason",
-        "finish reason = kind of the last root-session turn end; unsettled = the log ended first",
-        "SELECT status, coalesce(finish_reason, '-') AS finish_reason, count(*) AS intervals,
-                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
-         FROM intervals GROUP BY status, finish_reason ORDER BY intervals DESC, status, finish_reason",
-    ),
-    (
-        "interval_status",
-        "Intervals by status",
-        "settled = a turn end closed it; unsettled = the log ended first; protocol_error = its last root turn end had no reason kind",
-        "SELECT status, count(*) AS intervals,
-                round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
-         FROM intervals GROUP BY status ORDER BY intervals DESC, status",
     ),
     (
         "finish_reasons_over_time",
