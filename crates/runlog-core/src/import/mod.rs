@@ -18,6 +18,7 @@ pub mod codex;
 pub mod harness;
 pub mod kestrel;
 pub mod openai;
+pub mod otlp;
 
 use std::fmt;
 use std::str::FromStr;
@@ -46,11 +47,13 @@ pub enum Format {
     Anthropic,
     /// OpenAI Responses SSE chunks.
     Openai,
+    /// OpenTelemetry traces and logs as OTLP JSON (the Collector's file exporter).
+    Otlp,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Auto,
         Format::Runlog,
         Format::Harness,
@@ -59,6 +62,7 @@ impl Format {
         Format::ClaudeCode,
         Format::Anthropic,
         Format::Openai,
+        Format::Otlp,
     ];
 
     /// The name used on the command line and in the `source` column.
@@ -72,6 +76,7 @@ impl Format {
             Format::ClaudeCode => "claude-code",
             Format::Anthropic => "anthropic",
             Format::Openai => "openai",
+            Format::Otlp => "otlp",
         }
     }
 }
@@ -110,6 +115,9 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     if line.starts_with(b"event:") || line.starts_with(b":") {
         return None;
     }
+    if otlp::starts_document(line) {
+        return Some(Format::Otlp);
+    }
     let (sse, body) = match line.strip_prefix(b"data:") {
         Some(b) => (true, trim_ascii(b)),
         None => (false, line),
@@ -147,6 +155,9 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     }
     if ty == "response.created" && o.contains_key("response") {
         return Some(Format::Openai);
+    }
+    if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
+        return Some(Format::Otlp);
     }
     None
 }
@@ -269,6 +280,7 @@ pub fn importer(format: Format, ctx: &FileContext) -> Option<Box<dyn Importer>> 
         Format::ClaudeCode => Some(Box::new(claude_code::ClaudeCodeImporter::new(ctx))),
         Format::Anthropic => Some(Box::new(anthropic::AnthropicImporter::new(ctx))),
         Format::Openai => Some(Box::new(openai::OpenaiImporter::new(ctx))),
+        Format::Otlp => Some(Box::new(otlp::OtlpImporter::new(ctx))),
     }
 }
 

@@ -1,0 +1,959 @@
+//! The mapping of one OTLP file's spans and log records onto canonical events
+//! (docs/importers/otlp.md), emitted in time order once the whole file is read.
+//!
+//! An agent invocation (`invoke_agent`, OpenInference `AGENT`) is a turn; a root invocation
+//! opens and closes its own owned interval (synthetic `inbox/receipt` at its start and
+//! `agent/idle` at its end), a nested one is a subagent session. Inference spans are model
+//! calls, tool spans tool calls; every other span, span event and log record is kept as
+//! `otlp:<name>`.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::{LogRecord, Span};
+use crate::event::Event;
+use crate::import::{event, status_error_code};
+
+/// What a span is, by the GenAI semantic conventions or OpenInference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Agent,
+    Inference,
+    Tool,
+    Other,
+}
+
+fn str_attr<'a>(attrs: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| attrs.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.is_empty())
+}
+
+fn int_attr(attrs: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| match attrs.get(*k)? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+fn op_of(span: &Span) -> Op {
+    let op = str_attr(&span.attrs, &["gen_ai.operation.name"]);
+    let oi = str_attr(&span.attrs, &["openinference.span.kind"]);
+    match (op, oi) {
+        (Some("invoke_agent"), _) | (_, Some("AGENT")) => Op::Agent,
+        (Some("chat" | "text_completion" | "generate_content"), _) | (_, Some("LLM")) => {
+            Op::Inference
+        }
+        (Some("execute_tool"), _) | (_, Some("TOOL")) => Op::Tool,
+        (Some(_), _) | (_, Some(_)) => Op::Other,
+        (None, None) => {
+            let first = span.name.split(' ').next().unwrap_or("");
+            match first {
+                "invoke_agent" => Op::Agent,
+                "chat" | "text_completion" | "generate_content" => Op::Inference,
+                "execute_tool" => Op::Tool,
+                _ => Op::Other,
+            }
+        }
+    }
+}
+
+/// Where a span's events go: the agent tree (root), the session and turn.
+#[derive(Debug, Clone)]
+struct Ctx {
+    root: String,
+    session: String,
+    turn: Option<String>,
+    /// Nesting depth of the invocation (0 for a root invocation).
+    depth: i64,
+}
+
+/// An event with its sort key: time, then opening events before others before closing ones
+/// (outer invocations open first and close last), then the order made.
+struct Pending {
+    ts: i64,
+    phase: u8,
+    depth: i64,
+    ev: Event,
+}
+
+struct Out {
+    pending: Vec<Pending>,
+}
+
+impl Out {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        line: u64,
+        ts: i64,
+        phase: u8,
+        ctx: &Ctx,
+        session: Option<&str>,
+        kind: &str,
+        data: Value,
+    ) {
+        let session = session.unwrap_or(&ctx.session);
+        let mut ev = event(0, ts, &ctx.root, session, ctx.turn.as_deref(), kind, data);
+        ev.line = line;
+        let depth = match phase {
+            PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
+            _ => ctx.depth,
+        };
+        self.pending.push(Pending {
+            ts,
+            phase,
+            depth,
+            ev,
+        });
+    }
+}
+
+const PHASE_OPEN: u8 = 0;
+const PHASE_BODY: u8 = 1;
+const PHASE_CLOSE: u8 = 2;
+const PHASE_IDLE: u8 = 3;
+
+/// The file's events, in time order, numbered from 0.
+pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: &mut Vec<Event>) {
+    let ops: Vec<Op> = spans.iter().map(op_of).collect();
+    let by_id: HashMap<(&str, &str), usize> = spans
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
+        .collect();
+    let anchors = anchors(&spans, &ops, &by_id);
+    let ctxs = contexts(file_rel, &spans, &ops, &anchors);
+    let mut o = Out {
+        pending: Vec::new(),
+    };
+    let last_finish = last_finish_reasons(&spans, &ops, &anchors);
+    // Exceptions recorded as log records, by the span they name.
+    let mut log_exceptions: HashMap<(&str, &str), Vec<&Map<String, Value>>> = HashMap::new();
+    for r in &logs {
+        if r.attrs.contains_key("exception.type") || r.attrs.contains_key("exception.message") {
+            log_exceptions
+                .entry((r.trace.as_str(), r.span.as_str()))
+                .or_default()
+                .push(&r.attrs);
+        }
+    }
+    let mut roots_started: HashMap<String, i64> = HashMap::new();
+    let mut synthetic_open: HashMap<String, (i64, u64)> = HashMap::new();
+    for (i, span) in spans.iter().enumerate() {
+        let ctx = &ctxs[i];
+        let excs = log_exceptions
+            .get(&(span.trace.as_str(), span.id.as_str()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        match ops[i] {
+            Op::Agent => agent_events(
+                &mut o,
+                span,
+                ctx,
+                &ctxs,
+                &anchors[i],
+                last_finish.get(&i),
+                excs,
+            ),
+            Op::Inference => model_end(&mut o, span, ctx, excs),
+            Op::Tool => tool_events(&mut o, span, ctx),
+            Op::Other => {
+                let failed_attempt = failed_attempt(span, &ops, &by_id);
+                if failed_attempt {
+                    model_end(&mut o, span, ctx, excs);
+                } else {
+                    o.push(
+                        span.line,
+                        ts_or(span.start, span.end),
+                        PHASE_BODY,
+                        ctx,
+                        None,
+                        &format!("otlp:{}", span.name),
+                        span_record(span),
+                    );
+                }
+            }
+        }
+        for e in &span.events {
+            let mut data = Map::new();
+            data.insert("span_id".into(), span.id.clone().into());
+            data.insert("attributes".into(), Value::Object(e.attrs.clone()));
+            o.push(
+                span.line,
+                ts_or(e.ts, span.start),
+                PHASE_BODY,
+                ctx,
+                None,
+                &format!("otlp:{}", e.name),
+                Value::Object(data),
+            );
+        }
+        if let Anchor::Missing(parent) = &anchors[i] {
+            if matches!(ops[i], Op::Inference | Op::Tool) {
+                let at = ts_or(span.start, span.end);
+                let key = format!("{}\u{0}{}", ctx.root, parent);
+                let e = synthetic_open.entry(key).or_insert((at, span.line));
+                if at < e.0 {
+                    *e = (at, span.line);
+                }
+            }
+        }
+        let first = roots_started.entry(ctx.root.clone()).or_insert(i64::MAX);
+        *first = (*first).min(ts_or(span.start, span.end));
+    }
+    // An invocation whose agent span is not in the file (it had not ended when the spans
+    // were exported): opened at its first call, never closed.
+    for (key, (at, line)) in synthetic_open {
+        let (root, turn) = key.split_once('\u{0}').unwrap_or((&key, ""));
+        let ctx = Ctx {
+            root: root.to_string(),
+            session: root.to_string(),
+            turn: Some(turn.to_string()),
+            depth: 0,
+        };
+        let receipt =
+            json!({"message_id": turn, "kind": "prompt", "synthetic": true, "inferred": true});
+        o.push(
+            line,
+            at,
+            PHASE_OPEN,
+            &Ctx {
+                turn: None,
+                ..ctx.clone()
+            },
+            None,
+            "inbox/receipt",
+            receipt,
+        );
+        o.push(
+            line,
+            at,
+            PHASE_OPEN,
+            &ctx,
+            None,
+            "turn/start",
+            json!({"span_id": turn, "synthetic": true, "inferred": true}),
+        );
+    }
+    for r in &logs {
+        let ctx = spans_ctx(&by_id, &ctxs, r).unwrap_or_else(|| Ctx {
+            root: root_id(&r.attrs, &r.trace, file_rel),
+            session: root_id(&r.attrs, &r.trace, file_rel),
+            turn: None,
+            depth: 0,
+        });
+        let first = roots_started.entry(ctx.root.clone()).or_insert(i64::MAX);
+        *first = (*first).min(r.ts);
+        o.push(
+            r.line,
+            r.ts,
+            PHASE_BODY,
+            &ctx,
+            None,
+            &format!("otlp:{}", r.name),
+            log_record(r),
+        );
+    }
+    // Every tree starts with its root session.
+    for (root, at) in roots_started {
+        let line = o
+            .pending
+            .iter()
+            .filter(|p| *p.ev.root == *root)
+            .map(|p| p.ev.line)
+            .min()
+            .unwrap_or(1);
+        let ctx = Ctx {
+            root: root.clone(),
+            session: root.clone(),
+            turn: None,
+            depth: -1,
+        };
+        o.push(
+            line,
+            at,
+            PHASE_OPEN,
+            &ctx,
+            None,
+            "session/start",
+            json!({"parent": null, "synthetic": true}),
+        );
+    }
+    let mut pending = o.pending;
+    pending.sort_by(|a, b| {
+        (a.ts, a.phase, a.depth, &*a.ev.root).cmp(&(b.ts, b.phase, b.depth, &*b.ev.root))
+    });
+    out.reserve(pending.len());
+    for (seq, p) in pending.into_iter().enumerate() {
+        let mut ev = p.ev;
+        ev.seq = seq as u64;
+        out.push(ev);
+    }
+}
+
+fn ts_or(ts: i64, fallback: i64) -> i64 {
+    if ts != 0 {
+        ts
+    } else {
+        fallback
+    }
+}
+
+/// The invocation a span belongs to.
+#[derive(Debug, Clone)]
+enum Anchor {
+    /// The nearest agent span above it (or itself, for an agent span: its parent agent).
+    Agent(usize),
+    /// No agent above it, and its chain ends at a top-level span.
+    None,
+    /// No agent above it in the file, and its chain ends at a parent that is not in the file.
+    Missing(String),
+}
+
+/// For each span, the nearest agent span strictly above it.
+fn anchors(spans: &[Span], ops: &[Op], by_id: &HashMap<(&str, &str), usize>) -> Vec<Anchor> {
+    spans
+        .iter()
+        .map(|s| {
+            let mut cur = s;
+            // Bounded walk: a cycle of parent ids in bad input ends it.
+            for _ in 0..1024 {
+                if cur.parent.is_empty() {
+                    return Anchor::None;
+                }
+                match by_id.get(&(cur.trace.as_str(), cur.parent.as_str())) {
+                    None => return Anchor::Missing(cur.parent.clone()),
+                    Some(&p) if ops[p] == Op::Agent => return Anchor::Agent(p),
+                    Some(&p) => cur = &spans[p],
+                }
+            }
+            Anchor::None
+        })
+        .collect()
+}
+
+/// The tree (root) of a span that no agent span contains: its conversation, else its trace.
+fn root_id(attrs: &Map<String, Value>, trace: &str, file_rel: &str) -> String {
+    match str_attr(attrs, &["gen_ai.conversation.id", "session.id"]) {
+        Some(c) => c.to_string(),
+        None if !trace.is_empty() => trace.to_string(),
+        None => file_rel.to_string(),
+    }
+}
+
+/// Each span's context; agent spans are resolved outermost first.
+fn contexts(file_rel: &str, spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> Vec<Ctx> {
+    let mut ctxs: Vec<Option<Ctx>> = vec![None; spans.len()];
+    fn resolve(
+        i: usize,
+        file_rel: &str,
+        spans: &[Span],
+        ops: &[Op],
+        anchors: &[Anchor],
+        ctxs: &mut Vec<Option<Ctx>>,
+        budget: u32,
+    ) -> Ctx {
+        if let Some(c) = &ctxs[i] {
+            return c.clone();
+        }
+        let s = &spans[i];
+        let parent = match &anchors[i] {
+            Anchor::Agent(p) if budget > 0 => {
+                Some(resolve(*p, file_rel, spans, ops, anchors, ctxs, budget - 1))
+            }
+            _ => None,
+        };
+        let c = match (ops[i], parent) {
+            (Op::Agent, None) => {
+                let root = root_id(&s.attrs, &s.trace, file_rel);
+                Ctx {
+                    session: root.clone(),
+                    root,
+                    turn: Some(s.id.clone()),
+                    depth: 0,
+                }
+            }
+            (Op::Agent, Some(p)) => {
+                let own = str_attr(&s.attrs, &["gen_ai.conversation.id", "session.id"])
+                    .filter(|c| *c != p.session && *c != p.root);
+                Ctx {
+                    root: p.root,
+                    session: own.unwrap_or(&s.id).to_string(),
+                    turn: Some(s.id.clone()),
+                    depth: p.depth + 1,
+                }
+            }
+            (_, Some(p)) => p,
+            (_, None) => {
+                let root = root_id(&s.attrs, &s.trace, file_rel);
+                let turn = match &anchors[i] {
+                    Anchor::Missing(parent) if matches!(ops[i], Op::Inference | Op::Tool) => {
+                        Some(parent.clone())
+                    }
+                    _ => None,
+                };
+                Ctx {
+                    session: root.clone(),
+                    root,
+                    turn,
+                    depth: 0,
+                }
+            }
+        };
+        ctxs[i] = Some(c.clone());
+        c
+    }
+    (0..spans.len())
+        .map(|i| resolve(i, file_rel, spans, ops, anchors, &mut ctxs, 256))
+        .collect()
+}
+
+fn spans_ctx(by_id: &HashMap<(&str, &str), usize>, ctxs: &[Ctx], r: &LogRecord) -> Option<Ctx> {
+    by_id
+        .get(&(r.trace.as_str(), r.span.as_str()))
+        .map(|&i| ctxs[i].clone())
+}
+
+/// A span that is one failed attempt of an inference (a span with a model but no operation
+/// of its own, inside an inference span, that failed): Pydantic AI's `model request
+/// attempt`.
+fn failed_attempt(span: &Span, ops: &[Op], by_id: &HashMap<(&str, &str), usize>) -> bool {
+    span.status == 2
+        && span.attrs.contains_key("gen_ai.request.model")
+        && by_id
+            .get(&(span.trace.as_str(), span.parent.as_str()))
+            .is_some_and(|&p| ops[p] == Op::Inference)
+}
+
+/// Each agent's last inference (by end time) finish reason.
+fn last_finish_reasons(spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> HashMap<usize, String> {
+    let mut last: HashMap<usize, (i64, Option<String>)> = HashMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        if ops[i] != Op::Inference {
+            continue;
+        }
+        if let Anchor::Agent(a) = anchors[i] {
+            let e = last.entry(a).or_insert((i64::MIN, None));
+            if s.end >= e.0 {
+                *e = (s.end, finish_reasons(&s.attrs).pop());
+            }
+        }
+    }
+    last.into_iter()
+        .filter_map(|(a, (_, r))| r.map(|r| (a, r)))
+        .collect()
+}
+
+/// `gen_ai.response.finish_reasons` (an array, or one string), else the older
+/// `gen_ai.response.finish_reason`.
+fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
+    for k in [
+        "gen_ai.response.finish_reasons",
+        "gen_ai.response.finish_reason",
+        "llm.finish_reason",
+    ] {
+        match attrs.get(k) {
+            Some(Value::Array(a)) => {
+                return a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            }
+            Some(Value::String(s)) if !s.is_empty() => {
+                // Some SDKs record the array as its JSON text.
+                if let Ok(Value::Array(a)) = serde_json::from_str::<Value>(s) {
+                    return a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect();
+                }
+                return vec![s.clone()];
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+fn agent_events(
+    o: &mut Out,
+    span: &Span,
+    ctx: &Ctx,
+    ctxs: &[Ctx],
+    anchor: &Anchor,
+    last_finish: Option<&String>,
+    excs: &[&Map<String, Value>],
+) {
+    let start = ts_or(span.start, span.end);
+    let name = str_attr(
+        &span.attrs,
+        &["gen_ai.agent.name", "agent_name", "agent.name"],
+    );
+    let parent = match anchor {
+        Anchor::Agent(p) => Some(&ctxs[*p]),
+        _ => None,
+    };
+    match parent {
+        None => {
+            let receipt = json!({"message_id": span.id, "kind": "prompt", "synthetic": true});
+            o.push(
+                span.line,
+                start,
+                PHASE_OPEN,
+                &Ctx {
+                    turn: None,
+                    ..ctx.clone()
+                },
+                None,
+                "inbox/receipt",
+                receipt,
+            );
+        }
+        Some(p) => {
+            let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
+            o.push(
+                span.line,
+                start,
+                PHASE_OPEN,
+                &Ctx {
+                    turn: None,
+                    ..ctx.clone()
+                },
+                None,
+                "session/start",
+                data,
+            );
+        }
+    }
+    o.push(
+        span.line,
+        start,
+        PHASE_OPEN,
+        ctx,
+        None,
+        "turn/start",
+        span_record(span),
+    );
+    if span.end == 0 {
+        return;
+    }
+    let error = span_error(span, excs);
+    let mut reason = Map::new();
+    let kind = match (&error, last_finish.map(String::as_str)) {
+        (Some(_), _) => "error",
+        (None, Some("length" | "max_tokens" | "MAX_TOKENS" | "max_output_tokens")) => "max_tokens",
+        (None, Some("content_filter" | "refusal" | "SAFETY")) => "refusal",
+        (None, _) => "completed",
+    };
+    reason.insert("kind".into(), kind.into());
+    if let Some(f) = last_finish {
+        reason.insert("cause".into(), f.clone().into());
+    }
+    if let Some(e) = &error {
+        reason.insert("error".into(), e.clone());
+    }
+    let mut data = Map::new();
+    data.insert("reason".into(), Value::Object(reason));
+    match span
+        .attrs
+        .get("final_result")
+        .or_else(|| span.attrs.get("output.value"))
+    {
+        Some(Value::String(t)) => {
+            data.insert("text".into(), t.clone().into());
+        }
+        Some(v) => {
+            data.insert("output".into(), v.clone());
+        }
+        None => {}
+    }
+    data.insert("span_id".into(), span.id.clone().into());
+    o.push(
+        span.line,
+        span.end,
+        PHASE_CLOSE,
+        ctx,
+        None,
+        "turn/end",
+        Value::Object(data),
+    );
+    match parent {
+        None => {
+            o.push(
+                span.line,
+                span.end,
+                PHASE_IDLE,
+                &Ctx {
+                    turn: None,
+                    ..ctx.clone()
+                },
+                None,
+                "agent/idle",
+                json!({"synthetic": true}),
+            );
+        }
+        Some(_) => {
+            let status = if error.is_some() { "failed" } else { "closed" };
+            o.push(
+                span.line,
+                span.end,
+                PHASE_CLOSE,
+                &Ctx {
+                    turn: None,
+                    ..ctx.clone()
+                },
+                None,
+                "session/end",
+                json!({"status": status, "synthetic": true}),
+            );
+        }
+    }
+}
+
+fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String, Value>]) {
+    let a = &span.attrs;
+    let mut data = Map::new();
+    let reasons = finish_reasons(a);
+    if let Some(f) = reasons.last() {
+        data.insert("finish_reason".into(), f.clone().into());
+    }
+    if reasons.len() > 1 {
+        data.insert("finish_reasons".into(), json!(reasons));
+    }
+    if let Some(u) = usage(a) {
+        data.insert("usage".into(), u);
+    }
+    if let Some(e) = span_error(span, excs) {
+        data.insert("error".into(), e);
+    }
+    if span.start != 0 && span.end >= span.start {
+        data.insert(
+            "duration_ms".into(),
+            json!((span.end - span.start) as f64 / 1000.0),
+        );
+    }
+    if let Some(m) = str_attr(
+        a,
+        &[
+            "gen_ai.response.model",
+            "gen_ai.request.model",
+            "llm.model_name",
+        ],
+    ) {
+        data.insert("model".into(), m.into());
+    }
+    if let Some(p) = str_attr(
+        a,
+        &[
+            "gen_ai.provider.name",
+            "gen_ai.system",
+            "llm.provider",
+            "llm.system",
+        ],
+    ) {
+        data.insert("provider".into(), p.into());
+    }
+    data.insert("span_id".into(), span.id.clone().into());
+    data.insert("name".into(), span.name.clone().into());
+    data.insert("attributes".into(), Value::Object(a.clone()));
+    o.push(
+        span.line,
+        ts_or(span.end, span.start),
+        PHASE_BODY,
+        ctx,
+        None,
+        "model/end",
+        Value::Object(data),
+    );
+}
+
+/// Canonical Usage from the current and earlier spellings of the GenAI conventions and
+/// OpenInference's. Input tokens include cached ones (the conventions say so).
+fn usage(a: &Map<String, Value>) -> Option<Value> {
+    let input = int_attr(
+        a,
+        &[
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.prompt_tokens",
+            "llm.token_count.prompt",
+        ],
+    );
+    let output = int_attr(
+        a,
+        &[
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+        ],
+    );
+    if input.is_none() && output.is_none() {
+        return None;
+    }
+    let cap = |n: Option<u64>| n.unwrap_or(0).min(1 << 53);
+    let (input, output) = (cap(input), cap(output));
+    let cached = cap(int_attr(
+        a,
+        &[
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_read_input_tokens",
+            "gen_ai.usage.cached_tokens",
+            "gen_ai.usage.details.cache_read_tokens",
+            "llm.token_count.prompt_details.cache_read",
+        ],
+    ));
+    let cache_write = cap(int_attr(
+        a,
+        &[
+            "gen_ai.usage.cache_creation.input_tokens",
+            "gen_ai.usage.cache_creation_input_tokens",
+            "gen_ai.usage.details.cache_write_tokens",
+            "llm.token_count.prompt_details.cache_write",
+        ],
+    ));
+    let reasoning = cap(int_attr(
+        a,
+        &[
+            "gen_ai.usage.reasoning.output_tokens",
+            "gen_ai.usage.reasoning_tokens",
+            "gen_ai.usage.details.reasoning_tokens",
+            "llm.token_count.completion_details.reasoning",
+        ],
+    ));
+    Some(json!({
+        "input_tokens": input,
+        "output_tokens": output,
+        "total_tokens": input + output,
+        "cached_input_tokens": cached,
+        "cache_write_tokens": cache_write,
+        "reasoning_tokens": reasoning,
+    }))
+}
+
+fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx) {
+    let a = &span.attrs;
+    let call_id = str_attr(a, &["gen_ai.tool.call.id", "tool_call.id"]).unwrap_or(&span.id);
+    let name = str_attr(a, &["gen_ai.tool.name", "tool.name"])
+        .or_else(|| span.name.strip_prefix("execute_tool "))
+        .unwrap_or(&span.name);
+    let arguments = match a
+        .get("gen_ai.tool.call.arguments")
+        .or_else(|| a.get("tool.parameters"))
+        .or_else(|| a.get("input.value"))
+    {
+        Some(Value::String(s)) => {
+            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+        }
+        Some(v) => v.clone(),
+        None => Value::Null,
+    };
+    let call = json!({
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "span_id": span.id,
+        "attributes": a,
+    });
+    o.push(
+        span.line,
+        ts_or(span.start, span.end),
+        PHASE_BODY,
+        ctx,
+        None,
+        "tool/call",
+        call,
+    );
+    if span.end == 0 {
+        return;
+    }
+    let mut result = Map::new();
+    result.insert("call_id".into(), call_id.into());
+    let failed = span.status == 2 || a.contains_key("error.type");
+    result.insert("status".into(), if failed { "error" } else { "ok" }.into());
+    if failed {
+        // The error's message (its exception's, else the status message), else its type.
+        let detail = span_error(span, &[])
+            .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_string))
+            .filter(|m| !m.is_empty());
+        if let Some(d) = detail {
+            result.insert("detail".into(), d.into());
+        }
+    }
+    if let Some(r) = a
+        .get("gen_ai.tool.call.result")
+        .or_else(|| a.get("output.value"))
+    {
+        result.insert("result".into(), r.clone());
+    }
+    o.push(
+        span.line,
+        span.end,
+        PHASE_BODY,
+        ctx,
+        None,
+        "tool/result",
+        Value::Object(result),
+    );
+}
+
+/// The canonical Error of a failed span (status ERROR, `error.type`, an `exception` event or
+/// exception log record), `None` when it did not fail.
+fn span_error(span: &Span, log_excs: &[&Map<String, Value>]) -> Option<Value> {
+    let exc = span
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.name == "exception")
+        .map(|e| &e.attrs)
+        .or_else(|| log_excs.last().copied());
+    let error_type = str_attr(&span.attrs, &["error.type"])
+        .map(str::to_string)
+        .or_else(|| int_attr(&span.attrs, &["error.type"]).map(|n| n.to_string()));
+    if span.status != 2 && error_type.is_none() && exc.is_none() {
+        return None;
+    }
+    let exc_type = exc.and_then(|e| str_attr(e, &["exception.type"]));
+    let exc_message = exc.and_then(|e| str_attr(e, &["exception.message"]));
+    let raw = error_type.clone().or_else(|| exc_type.map(str::to_string));
+    let message = exc_message
+        .map(str::to_string)
+        .or_else(|| (!span.status_message.is_empty()).then(|| span.status_message.clone()))
+        .or_else(|| raw.clone())
+        .unwrap_or_default();
+    let http = int_attr(
+        &span.attrs,
+        &["http.response.status_code", "http.status_code"],
+    )
+    .and_then(|n| i64::try_from(n).ok())
+    .or_else(|| raw.as_deref().and_then(http_status_of))
+    .or_else(|| status_in_text(&message))
+    .or_else(|| status_in_text(&span.status_message));
+    let code = raw
+        .as_deref()
+        .and_then(provider_code)
+        .or_else(|| http.and_then(status_error_code))
+        .map(str::to_string)
+        .or_else(|| raw.clone());
+    let mut details = Map::new();
+    if let Some(r) = &raw {
+        details.insert("raw_code".into(), r.clone().into());
+    }
+    if let Some(h) = http {
+        details.insert("http_status".into(), h.into());
+    }
+    Some(json!({
+        "code": code,
+        "message": message,
+        "retryable": false,
+        "details": if details.is_empty() { Value::Null } else { Value::Object(details) },
+    }))
+}
+
+/// A raw value that is an HTTP status itself (`"429"`).
+fn http_status_of(raw: &str) -> Option<i64> {
+    let n: i64 = raw.trim().parse().ok()?;
+    (100..=599).contains(&n).then_some(n)
+}
+
+/// The HTTP status an error message states the way the SDKs write it: `status_code: 429`
+/// (Pydantic AI's `ModelHTTPError`), `Error code: 429` (the OpenAI and Anthropic SDKs).
+fn status_in_text(text: &str) -> Option<i64> {
+    for marker in ["status_code: ", "Error code: ", "status code "] {
+        if let Some(at) = text.find(marker) {
+            let digits: String = text[at + marker.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if digits.len() == 3 {
+                return http_status_of(&digits);
+            }
+        }
+    }
+    None
+}
+
+/// A provider's error code or an SDK's exception class (its last dotted segment) to the
+/// canonical code: the codes of IMPORTERS.md table E for Anthropic and OpenAI, and the
+/// exception classes their Python SDKs raise for the same statuses.
+fn provider_code(raw: &str) -> Option<&'static str> {
+    let last = raw.rsplit('.').next().unwrap_or(raw);
+    Some(match last {
+        "authentication_error"
+        | "permission_error"
+        | "invalid_api_key"
+        | "AuthenticationError"
+        | "PermissionDeniedError" => "completion_unauthorized",
+        "rate_limit_error" | "rate_limit_exceeded" | "RateLimitError" | "ModelRateLimitError" => {
+            "completion_rate_limited"
+        }
+        "api_error" | "overloaded_error" | "server_error" | "InternalServerError" => {
+            "completion_unavailable"
+        }
+        "timeout" | "APITimeoutError" => "completion_timed_out",
+        "APIConnectionError" => "completion_failed",
+        "context_length_exceeded" => "completion_context_too_large",
+        "insufficient_quota" => "completion_billing_denied",
+        "invalid_request_error"
+        | "invalid_prompt"
+        | "BadRequestError"
+        | "NotFoundError"
+        | "UnprocessableEntityError" => "completion_rejected",
+        _ => return None,
+    })
+}
+
+/// The whole span, for an `otlp:<name>` event.
+fn span_record(span: &Span) -> Value {
+    let mut m = Map::new();
+    m.insert("trace_id".into(), span.trace.clone().into());
+    m.insert("span_id".into(), span.id.clone().into());
+    if !span.parent.is_empty() {
+        m.insert("parent_span_id".into(), span.parent.clone().into());
+    }
+    m.insert("name".into(), span.name.clone().into());
+    m.insert("kind".into(), span.kind.into());
+    m.insert("start_us".into(), span.start.into());
+    m.insert("end_us".into(), span.end.into());
+    if span.status != 0 || !span.status_message.is_empty() {
+        m.insert(
+            "status".into(),
+            json!({"code": span.status, "message": span.status_message}),
+        );
+    }
+    m.insert("attributes".into(), Value::Object(span.attrs.clone()));
+    if !span.links.is_empty() {
+        m.insert("links".into(), Value::Array(span.links.clone()));
+    }
+    m.insert("scope".into(), (*span.scope).clone());
+    m.insert("resource".into(), Value::Object((*span.resource).clone()));
+    if span.start == 0 {
+        m.insert("ts_synthetic".into(), true.into());
+    }
+    Value::Object(m)
+}
+
+fn log_record(r: &LogRecord) -> Value {
+    let mut m = Map::new();
+    if !r.trace.is_empty() {
+        m.insert("trace_id".into(), r.trace.clone().into());
+    }
+    if !r.span.is_empty() {
+        m.insert("span_id".into(), r.span.clone().into());
+    }
+    m.insert("severity_number".into(), r.severity_number.into());
+    if !r.severity_text.is_empty() {
+        m.insert("severity_text".into(), r.severity_text.clone().into());
+    }
+    m.insert("body".into(), r.body.clone());
+    m.insert("attributes".into(), Value::Object(r.attrs.clone()));
+    m.insert("scope".into(), (*r.scope).clone());
+    m.insert("resource".into(), Value::Object((*r.resource).clone()));
+    if r.ts == 0 {
+        m.insert("ts_synthetic".into(), true.into());
+    }
+    Value::Object(m)
+}
