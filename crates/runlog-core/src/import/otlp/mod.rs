@@ -21,9 +21,22 @@ use serde_json::{json, Map, Value};
 use super::{FileContext, Importer};
 use crate::event::Event;
 
-/// Whether a line opens a pretty-printed OTLP JSON document (its first member's key).
+/// Whether a line (trimmed) opens the first member of a pretty-printed OTLP JSON document:
+/// `"resourceSpans": [` on a line of its own or after the document's `{`.
 pub fn starts_document(line: &[u8]) -> bool {
-    line.starts_with(b"\"resourceSpans\"") || line.starts_with(b"\"resourceLogs\"")
+    let member = match line.strip_prefix(b"{") {
+        Some(rest) => super::trim_ascii(rest),
+        None => line,
+    };
+    (member.starts_with(b"\"resourceSpans\"") || member.starts_with(b"\"resourceLogs\""))
+        && member.ends_with(b"[")
+}
+
+/// Whether a line that is not JSON on its own opens a pretty-printed document: `{` alone, or
+/// `{` and the first member's opening.
+fn opens_document(line: &[u8]) -> bool {
+    let line = super::trim_ascii(line);
+    line == b"{" || (line.starts_with(b"{") && starts_document(line))
 }
 
 /// One span as read: ids in lower-case hex, times in microseconds since the epoch (0 when
@@ -215,7 +228,7 @@ impl Importer for OtlpImporter {
         match serde_json::from_slice::<Value>(line) {
             Ok(v) => self.read_object(line_no, v),
             // The first line of a pretty-printed document (`{`); its parts follow.
-            Err(_) if super::trim_ascii(line) == b"{" => {
+            Err(_) if opens_document(line) => {
                 self.document = Some((line_no, line.to_vec()));
                 Ok(())
             }

@@ -94,7 +94,10 @@ fn detects_otlp_lines_and_documents() {
         detect_record(br#"  "resourceSpans": ["#),
         Some(Format::Otlp)
     );
+    assert_eq!(detect_record(br#"{"resourceSpans": ["#), Some(Format::Otlp));
     assert_eq!(detect_record(b"{"), None);
+    // A cut line of the file exporter is not a document's start.
+    assert_eq!(detect_record(br#"{"resourceSpans":[{"resource":{"#), None);
 }
 
 #[test]
@@ -261,10 +264,11 @@ fn other_spans_logs_and_a_pretty_printed_document_are_kept() {
         "timeUnixNano": "1796499117000000000", "severityNumber": 9, "body": {"stringValue": "hello"},
         "eventName": "gen_ai.client.inference.operation.details"
     }]}]}]}).to_string();
-    let (evs, _) = feed(
+    let (evs, rejected) = feed(
         &mut OtlpImporter::new(&context("l.jsonl")),
-        &[&logs, "not json"],
+        &[&logs, "not json", r#"{"resourceSpans":[{"resource":{"#],
     );
+    assert_eq!(rejected, [2, 3]);
     assert_eq!(
         kinds(&evs),
         [
