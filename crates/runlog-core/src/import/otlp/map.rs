@@ -7,7 +7,7 @@
 //! calls, tool spans tool calls; every other span, span event and log record is kept as
 //! `otlp:<name>`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
@@ -84,19 +84,16 @@ struct Out {
 }
 
 impl Out {
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        line: u64,
-        ts: i64,
-        phase: u8,
-        ctx: &Ctx,
-        session: Option<&str>,
-        kind: &str,
-        data: Value,
-    ) {
-        let session = session.unwrap_or(&ctx.session);
-        let mut ev = event(0, ts, &ctx.root, session, ctx.turn.as_deref(), kind, data);
+    fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
+        let mut ev = event(
+            0,
+            ts,
+            &ctx.root,
+            &ctx.session,
+            ctx.turn.as_deref(),
+            kind,
+            data,
+        );
         ev.line = line;
         let depth = match phase {
             PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
@@ -108,6 +105,16 @@ impl Out {
             depth,
             ev,
         });
+    }
+}
+
+impl Ctx {
+    /// The same tree and session, outside any turn (receipts, idles, session events).
+    fn no_turn(&self) -> Ctx {
+        Ctx {
+            turn: None,
+            ..self.clone()
+        }
     }
 }
 
@@ -126,10 +133,6 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         .collect();
     let anchors = anchors(&spans, &ops, &by_id);
     let ctxs = contexts(file_rel, &spans, &ops, &anchors);
-    let mut o = Out {
-        pending: Vec::new(),
-    };
-    let last_finish = last_finish_reasons(&spans, &ops, &anchors);
     // Exceptions recorded as log records, by the span they name.
     let mut log_exceptions: HashMap<(&str, &str), Vec<&Map<String, Value>>> = HashMap::new();
     for r in &logs {
@@ -140,149 +143,32 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
                 .push(&r.attrs);
         }
     }
-    let mut roots_started: HashMap<String, i64> = HashMap::new();
-    let mut synthetic_open: HashMap<String, (i64, u64)> = HashMap::new();
-    for (i, span) in spans.iter().enumerate() {
-        let ctx = &ctxs[i];
-        let excs = log_exceptions
-            .get(&(span.trace.as_str(), span.id.as_str()))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        match ops[i] {
-            Op::Agent => agent_events(
-                &mut o,
-                span,
-                ctx,
-                &ctxs,
-                &anchors[i],
-                last_finish.get(&i),
-                excs,
-            ),
-            Op::Inference => model_end(&mut o, span, ctx, excs),
-            Op::Tool => tool_events(&mut o, span, ctx),
-            Op::Other => {
-                let failed_attempt = failed_attempt(span, &ops, &by_id);
-                if failed_attempt {
-                    model_end(&mut o, span, ctx, excs);
-                } else {
-                    o.push(
-                        span.line,
-                        ts_or(span.start, span.end),
-                        PHASE_BODY,
-                        ctx,
-                        None,
-                        &format!("otlp:{}", span.name),
-                        span_record(span),
-                    );
-                }
-            }
-        }
-        for e in &span.events {
-            let mut data = Map::new();
-            data.insert("span_id".into(), span.id.clone().into());
-            data.insert("attributes".into(), Value::Object(e.attrs.clone()));
-            o.push(
-                span.line,
-                ts_or(e.ts, span.start),
-                PHASE_BODY,
-                ctx,
-                None,
-                &format!("otlp:{}", e.name),
-                Value::Object(data),
-            );
-        }
-        if let Anchor::Missing(parent) = &anchors[i] {
-            if matches!(ops[i], Op::Inference | Op::Tool) {
-                let at = ts_or(span.start, span.end);
-                let key = format!("{}\u{0}{}", ctx.root, parent);
-                let e = synthetic_open.entry(key).or_insert((at, span.line));
-                if at < e.0 {
-                    *e = (at, span.line);
-                }
-            }
-        }
-        let first = roots_started.entry(ctx.root.clone()).or_insert(i64::MAX);
-        *first = (*first).min(ts_or(span.start, span.end));
-    }
-    // An invocation whose agent span is not in the file (it had not ended when the spans
-    // were exported): opened at its first call, never closed.
-    for (key, (at, line)) in synthetic_open {
-        let (root, turn) = key.split_once('\u{0}').unwrap_or((&key, ""));
-        let ctx = Ctx {
-            root: root.to_string(),
-            session: root.to_string(),
-            turn: Some(turn.to_string()),
-            depth: 0,
-        };
-        let receipt =
-            json!({"message_id": turn, "kind": "prompt", "synthetic": true, "inferred": true});
-        o.push(
-            line,
-            at,
-            PHASE_OPEN,
-            &Ctx {
-                turn: None,
-                ..ctx.clone()
-            },
-            None,
-            "inbox/receipt",
-            receipt,
-        );
-        o.push(
-            line,
-            at,
-            PHASE_OPEN,
-            &ctx,
-            None,
-            "turn/start",
-            json!({"span_id": turn, "synthetic": true, "inferred": true}),
-        );
+    let mut m = Mapper {
+        spans: &spans,
+        ops: &ops,
+        by_id: &by_id,
+        anchors: &anchors,
+        ctxs: &ctxs,
+        last_finish: last_finish_reasons(&spans, &ops, &anchors),
+        log_exceptions,
+        o: Out {
+            pending: Vec::new(),
+        },
+        roots: BTreeMap::new(),
+        unfinished: BTreeMap::new(),
+    };
+    for i in 0..spans.len() {
+        m.span(i);
     }
     for r in &logs {
-        let ctx = spans_ctx(&by_id, &ctxs, r).unwrap_or_else(|| Ctx {
-            root: root_id(&r.attrs, &r.trace, file_rel),
-            session: root_id(&r.attrs, &r.trace, file_rel),
-            turn: None,
-            depth: 0,
-        });
-        let first = roots_started.entry(ctx.root.clone()).or_insert(i64::MAX);
-        *first = (*first).min(r.ts);
-        o.push(
-            r.line,
-            r.ts,
-            PHASE_BODY,
-            &ctx,
-            None,
-            &format!("otlp:{}", r.name),
-            log_record(r),
-        );
+        let ctx = m.log_ctx(file_rel, r);
+        m.first_of_root(&ctx.root, r.ts, r.line);
+        let kind = format!("otlp:{}", r.name);
+        m.o.push(r.line, r.ts, PHASE_BODY, &ctx, &kind, log_record(r));
     }
-    // Every tree starts with its root session.
-    for (root, at) in roots_started {
-        let line = o
-            .pending
-            .iter()
-            .filter(|p| *p.ev.root == *root)
-            .map(|p| p.ev.line)
-            .min()
-            .unwrap_or(1);
-        let ctx = Ctx {
-            root: root.clone(),
-            session: root.clone(),
-            turn: None,
-            depth: -1,
-        };
-        o.push(
-            line,
-            at,
-            PHASE_OPEN,
-            &ctx,
-            None,
-            "session/start",
-            json!({"parent": null, "synthetic": true}),
-        );
-    }
-    let mut pending = o.pending;
+    m.unfinished();
+    m.root_starts();
+    let mut pending = m.o.pending;
     pending.sort_by(|a, b| {
         (a.ts, a.phase, a.depth, &*a.ev.root).cmp(&(b.ts, b.phase, b.depth, &*b.ev.root))
     });
@@ -291,6 +177,143 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         let mut ev = p.ev;
         ev.seq = seq as u64;
         out.push(ev);
+    }
+}
+
+/// The file's spans with what was worked out about them, and the events made so far.
+struct Mapper<'a> {
+    spans: &'a [Span],
+    ops: &'a [Op],
+    by_id: &'a HashMap<(&'a str, &'a str), usize>,
+    anchors: &'a [Anchor],
+    ctxs: &'a [Ctx],
+    last_finish: HashMap<usize, String>,
+    log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Map<String, Value>>>,
+    o: Out,
+    /// Each tree's first time and line (its `session/start`).
+    roots: BTreeMap<String, (i64, u64)>,
+    /// Invocations whose agent span is not in the file: (root, missing span id) to the
+    /// first time and line of their calls.
+    unfinished: BTreeMap<(String, String), (i64, u64)>,
+}
+
+impl Mapper<'_> {
+    fn span(&mut self, i: usize) {
+        let span = &self.spans[i];
+        let ctx = &self.ctxs[i];
+        let excs = self
+            .log_exceptions
+            .get(&(span.trace.as_str(), span.id.as_str()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let o = &mut self.o;
+        match self.ops[i] {
+            Op::Agent => {
+                let parent = match &self.anchors[i] {
+                    Anchor::Agent(p) => Some(&self.ctxs[*p]),
+                    _ => None,
+                };
+                agent_events(o, span, ctx, parent, self.last_finish.get(&i), excs)
+            }
+            Op::Inference => model_end(o, span, ctx, excs),
+            Op::Tool => tool_events(o, span, ctx),
+            Op::Other if failed_attempt(span, self.ops, self.by_id) => {
+                model_end(o, span, ctx, excs)
+            }
+            Op::Other => {
+                let kind = format!("otlp:{}", span.name);
+                let at = ts_or(span.start, span.end);
+                o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+            }
+        }
+        for e in &span.events {
+            let data = json!({"span_id": span.id, "attributes": e.attrs});
+            let kind = format!("otlp:{}", e.name);
+            o.push(
+                span.line,
+                ts_or(e.ts, span.start),
+                PHASE_BODY,
+                ctx,
+                &kind,
+                data,
+            );
+        }
+        let at = ts_or(span.start, span.end);
+        if let Anchor::Missing(parent) = &self.anchors[i] {
+            if matches!(self.ops[i], Op::Inference | Op::Tool) {
+                let e = self
+                    .unfinished
+                    .entry((ctx.root.clone(), parent.clone()))
+                    .or_insert((at, span.line));
+                *e = (*e).min((at, span.line));
+            }
+        }
+        self.first_of_root(&ctx.root, at, span.line);
+    }
+
+    fn first_of_root(&mut self, root: &str, at: i64, line: u64) {
+        match self.roots.get_mut(root) {
+            Some(e) => *e = (*e).min((at, line)),
+            None => {
+                self.roots.insert(root.to_string(), (at, line));
+            }
+        }
+    }
+
+    /// A log record's context: its span's, else its conversation's or trace's tree.
+    fn log_ctx(&self, file_rel: &str, r: &LogRecord) -> Ctx {
+        match self.by_id.get(&(r.trace.as_str(), r.span.as_str())) {
+            Some(&i) => self.ctxs[i].clone(),
+            None => {
+                let root = root_id(&r.attrs, &r.trace, file_rel);
+                Ctx {
+                    session: root.clone(),
+                    root,
+                    turn: None,
+                    depth: 0,
+                }
+            }
+        }
+    }
+
+    /// An invocation whose agent span is not in the file (it had not ended when the spans
+    /// were exported): opened at its first call, never closed.
+    fn unfinished(&mut self) {
+        for ((root, turn), (at, line)) in std::mem::take(&mut self.unfinished) {
+            let ctx = Ctx {
+                root: root.clone(),
+                session: root,
+                turn: Some(turn.clone()),
+                depth: 0,
+            };
+            let receipt =
+                json!({"message_id": turn, "kind": "prompt", "synthetic": true, "inferred": true});
+            let start = json!({"span_id": turn, "synthetic": true, "inferred": true});
+            self.o.push(
+                line,
+                at,
+                PHASE_OPEN,
+                &ctx.no_turn(),
+                "inbox/receipt",
+                receipt,
+            );
+            self.o.push(line, at, PHASE_OPEN, &ctx, "turn/start", start);
+        }
+    }
+
+    /// Every tree starts with its root session.
+    fn root_starts(&mut self) {
+        for (root, (at, line)) in std::mem::take(&mut self.roots) {
+            let ctx = Ctx {
+                session: root.clone(),
+                root,
+                turn: None,
+                depth: -1,
+            };
+            let data = json!({"parent": null, "synthetic": true});
+            self.o
+                .push(line, at, PHASE_OPEN, &ctx, "session/start", data);
+        }
     }
 }
 
@@ -411,12 +434,6 @@ fn contexts(file_rel: &str, spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> V
         .collect()
 }
 
-fn spans_ctx(by_id: &HashMap<(&str, &str), usize>, ctxs: &[Ctx], r: &LogRecord) -> Option<Ctx> {
-    by_id
-        .get(&(r.trace.as_str(), r.span.as_str()))
-        .map(|&i| ctxs[i].clone())
-}
-
 /// A span that is one failed attempt of an inference (a span with a model but no operation
 /// of its own, inside an inference span, that failed): Pydantic AI's `model request
 /// attempt`.
@@ -480,62 +497,51 @@ fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
     Vec::new()
 }
 
+/// A turn from an agent invocation: a root one within its own (synthetic) interval, a
+/// nested one as a subagent session of `parent`.
 fn agent_events(
     o: &mut Out,
     span: &Span,
     ctx: &Ctx,
-    ctxs: &[Ctx],
-    anchor: &Anchor,
+    parent: Option<&Ctx>,
     last_finish: Option<&String>,
     excs: &[&Map<String, Value>],
 ) {
     let start = ts_or(span.start, span.end);
-    let name = str_attr(
-        &span.attrs,
-        &["gen_ai.agent.name", "agent_name", "agent.name"],
-    );
-    let parent = match anchor {
-        Anchor::Agent(p) => Some(&ctxs[*p]),
-        _ => None,
-    };
+    let line = span.line;
     match parent {
         None => {
             let receipt = json!({"message_id": span.id, "kind": "prompt", "synthetic": true});
             o.push(
-                span.line,
+                line,
                 start,
                 PHASE_OPEN,
-                &Ctx {
-                    turn: None,
-                    ..ctx.clone()
-                },
-                None,
+                &ctx.no_turn(),
                 "inbox/receipt",
                 receipt,
             );
         }
         Some(p) => {
+            let name = str_attr(
+                &span.attrs,
+                &["gen_ai.agent.name", "agent_name", "agent.name"],
+            );
             let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
             o.push(
-                span.line,
+                line,
                 start,
                 PHASE_OPEN,
-                &Ctx {
-                    turn: None,
-                    ..ctx.clone()
-                },
-                None,
+                &ctx.no_turn(),
                 "session/start",
                 data,
             );
         }
     }
     o.push(
-        span.line,
+        line,
         start,
         PHASE_OPEN,
         ctx,
-        None,
         "turn/start",
         span_record(span),
     );
@@ -574,44 +580,34 @@ fn agent_events(
     }
     data.insert("span_id".into(), span.id.clone().into());
     o.push(
-        span.line,
+        line,
         span.end,
         PHASE_CLOSE,
         ctx,
-        None,
         "turn/end",
         Value::Object(data),
     );
-    match parent {
-        None => {
-            o.push(
-                span.line,
-                span.end,
-                PHASE_IDLE,
-                &Ctx {
-                    turn: None,
-                    ..ctx.clone()
-                },
-                None,
-                "agent/idle",
-                json!({"synthetic": true}),
-            );
-        }
-        Some(_) => {
-            let status = if error.is_some() { "failed" } else { "closed" };
-            o.push(
-                span.line,
-                span.end,
-                PHASE_CLOSE,
-                &Ctx {
-                    turn: None,
-                    ..ctx.clone()
-                },
-                None,
-                "session/end",
-                json!({"status": status, "synthetic": true}),
-            );
-        }
+    if parent.is_none() {
+        let idle = json!({"synthetic": true});
+        o.push(
+            line,
+            span.end,
+            PHASE_IDLE,
+            &ctx.no_turn(),
+            "agent/idle",
+            idle,
+        );
+    } else {
+        let status = if error.is_some() { "failed" } else { "closed" };
+        let end = json!({"status": status, "synthetic": true});
+        o.push(
+            line,
+            span.end,
+            PHASE_CLOSE,
+            &ctx.no_turn(),
+            "session/end",
+            end,
+        );
     }
 }
 
@@ -666,7 +662,6 @@ fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String, Value>]) 
         ts_or(span.end, span.start),
         PHASE_BODY,
         ctx,
-        None,
         "model/end",
         Value::Object(data),
     );
@@ -763,7 +758,6 @@ fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx) {
         ts_or(span.start, span.end),
         PHASE_BODY,
         ctx,
-        None,
         "tool/call",
         call,
     );
@@ -794,7 +788,6 @@ fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx) {
         span.end,
         PHASE_BODY,
         ctx,
-        None,
         "tool/result",
         Value::Object(result),
     );
