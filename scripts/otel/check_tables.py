@@ -5,7 +5,8 @@ Usage: python check_tables.py RUNLOG WAREHOUSE EXPECTED.json
 EXPECTED.json is written by the producer script (e.g. pydantic_ai_agents.py): the turns
 (agent, root or subagent session, state, finish reason, model calls, token totals), the errors
 (agent, source, code, HTTP status, retried, recovered) and the tool calls (name, call id,
-status). Turns are matched to agents by the `gen_ai.agent.name` their `turn/start` carries.
+status). Turns are matched to agents by the `gen_ai.agent.name` (OpenInference: `agent.name`) their
+`turn/start` carries.
 Exits 1 listing every difference.
 """
 
@@ -29,7 +30,8 @@ def query(sql):
 agent_of = {}
 for row in query("SELECT root, turn, data FROM events WHERE type = 'turn/start'"):
     data = json.loads(row["data"])
-    agent_of[(row["root"], row["turn"])] = data.get("attributes", {}).get("gen_ai.agent.name")
+    attrs = data.get("attributes", {})
+    agent_of[(row["root"], row["turn"])] = attrs.get("gen_ai.agent.name") or attrs.get("agent.name")
 
 finish_of = {
     (r["root"], r["open_seq"]): r["finish_reason"]

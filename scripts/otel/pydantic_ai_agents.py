@@ -14,16 +14,15 @@ reasons, token totals, error codes and tool calls), for `check_tables.py`.
 Usage: python pydantic_ai_agents.py OUT.jsonl EXPECTED.json
 """
 
-import base64
 import json
 import sys
 
-from google.protobuf import json_format
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otlp_json import write_otlp_json  # same folder
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
@@ -235,26 +234,8 @@ if not flaky_ok:
     expected["errors"].append({"agent": "flaky", "source": "turn", "code": "RuntimeError", "http_status": None, "retried": None, "recovered": None})
 
 
-def hex_ids(o):
-    """protobuf's JSON spells bytes in base64; OTLP JSON spells trace and span ids in hex."""
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str):
-                o[k] = base64.b64decode(v).hex()
-            else:
-                hex_ids(v)
-    elif isinstance(o, list):
-        for v in o:
-            hex_ids(v)
-    return o
-
-
 spans = exporter.get_finished_spans()
-with open(sys.argv[1], "w") as f:
-    for i in range(0, len(spans), 4):
-        request = encode_spans(spans[i : i + 4])
-        doc = json_format.MessageToDict(request, use_integers_for_enums=True)
-        f.write(json.dumps(hex_ids(doc), separators=(",", ":")) + "\n")
+write_otlp_json(spans, sys.argv[1])
 with open(sys.argv[2], "w") as f:
     json.dump(expected, f, indent=1)
 print(f"{len(spans)} spans, {len(expected['turns'])} turns", file=sys.stderr)

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::{LogRecord, Span};
 use crate::event::Event;
-use crate::import::{event, status_error_code};
+use crate::import::{event, flag, status_error_code};
 
 /// What a span is, by the GenAI semantic conventions or OpenInference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +132,14 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
         .collect();
     let anchors = anchors(&spans, &ops, &by_id);
-    let ctxs = contexts(file_rel, &spans, &ops, &anchors);
+    let roles = roles(&ops, &anchors);
+    let ctxs = contexts(&Tree {
+        file_rel,
+        spans: &spans,
+        ops: &ops,
+        roles: &roles,
+        anchors: &anchors,
+    });
     // Exceptions recorded as log records, by the span they name.
     let mut log_exceptions: HashMap<(&str, &str), Vec<&Map<String, Value>>> = HashMap::new();
     for r in &logs {
@@ -146,10 +153,12 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
     let mut m = Mapper {
         spans: &spans,
         ops: &ops,
+        roles: &roles,
         by_id: &by_id,
         anchors: &anchors,
         ctxs: &ctxs,
-        last_finish: last_finish_reasons(&spans, &ops, &anchors),
+        last_calls: last_calls(&spans, &ops, &anchors),
+        call_ids: inferred_call_ids(&spans, &ops, &anchors),
         log_exceptions,
         o: Out {
             pending: Vec::new(),
@@ -184,10 +193,14 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
 struct Mapper<'a> {
     spans: &'a [Span],
     ops: &'a [Op],
+    roles: &'a [Role],
     by_id: &'a HashMap<(&'a str, &'a str), usize>,
     anchors: &'a [Anchor],
     ctxs: &'a [Ctx],
-    last_finish: HashMap<usize, String>,
+    /// Tool spans' call ids taken from the inference that asked for them.
+    call_ids: HashMap<usize, String>,
+    /// Each agent span's last inference span.
+    last_calls: HashMap<usize, usize>,
     log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Map<String, Value>>>,
     o: Out,
     /// Each tree's first time and line (its `session/start`).
@@ -206,17 +219,36 @@ impl Mapper<'_> {
             .get(&(span.trace.as_str(), span.id.as_str()))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
+        let last = match self.last_calls.get(&i) {
+            Some(&j) => LastCall {
+                finish: finish_reasons(&self.spans[j].attrs).pop(),
+                error: span_error(&self.spans[j], self.exceptions_of(j)),
+            },
+            None => LastCall::default(),
+        };
         let o = &mut self.o;
         match self.ops[i] {
             Op::Agent => {
                 let parent = match &self.anchors[i] {
-                    Anchor::Agent(p) => Some(&self.ctxs[*p]),
+                    Anchor::Agent(p, _) => Some(&self.ctxs[*p]),
                     _ => None,
                 };
-                agent_events(o, span, ctx, parent, self.last_finish.get(&i), excs)
+                let role = self.roles[i];
+                let opening = match (role, parent) {
+                    (Role::TurnOf, _) => Opening::Nothing,
+                    (Role::Container, Some(p)) if p.session == ctx.session => Opening::Nothing,
+                    (_, Some(p)) => Opening::Session(p),
+                    (_, None) => Opening::Receipt,
+                };
+                if role == Role::Container {
+                    let at = ts_or(span.start, span.end);
+                    let kind = format!("otlp:{}", span.name);
+                    o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+                }
+                agent_events(o, span, ctx, opening, role != Role::Container, &last, excs)
             }
             Op::Inference => model_end(o, span, ctx, excs),
-            Op::Tool => tool_events(o, span, ctx),
+            Op::Tool => tool_events(o, span, ctx, self.call_ids.get(&i)),
             Op::Other if failed_attempt(span, self.ops, self.by_id) => {
                 model_end(o, span, ctx, excs)
             }
@@ -249,6 +281,15 @@ impl Mapper<'_> {
             }
         }
         self.first_of_root(&ctx.root, at, span.line);
+    }
+
+    /// The exception log records that name span `i`.
+    fn exceptions_of(&self, i: usize) -> &[&Map<String, Value>] {
+        let s = &self.spans[i];
+        self.log_exceptions
+            .get(&(s.trace.as_str(), s.id.as_str()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     fn first_of_root(&mut self, root: &str, at: i64, line: u64) {
@@ -328,8 +369,9 @@ fn ts_or(ts: i64, fallback: i64) -> i64 {
 /// The invocation a span belongs to.
 #[derive(Debug, Clone)]
 enum Anchor {
-    /// The nearest agent span above it (or itself, for an agent span: its parent agent).
-    Agent(usize),
+    /// The nearest agent span above it, and whether a tool span lies between (an agent run
+    /// by a tool of another is a subagent; one directly inside another is one of its turns).
+    Agent(usize, bool),
     /// No agent above it, and its chain ends at a top-level span.
     None,
     /// No agent above it in the file, and its chain ends at a parent that is not in the file.
@@ -342,6 +384,7 @@ fn anchors(spans: &[Span], ops: &[Op], by_id: &HashMap<(&str, &str), usize>) -> 
         .iter()
         .map(|s| {
             let mut cur = s;
+            let mut via_tool = false;
             // Bounded walk: a cycle of parent ids in bad input ends it.
             for _ in 0..1024 {
                 if cur.parent.is_empty() {
@@ -349,8 +392,11 @@ fn anchors(spans: &[Span], ops: &[Op], by_id: &HashMap<(&str, &str), usize>) -> 
                 }
                 match by_id.get(&(cur.trace.as_str(), cur.parent.as_str())) {
                     None => return Anchor::Missing(cur.parent.clone()),
-                    Some(&p) if ops[p] == Op::Agent => return Anchor::Agent(p),
-                    Some(&p) => cur = &spans[p],
+                    Some(&p) if ops[p] == Op::Agent => return Anchor::Agent(p, via_tool),
+                    Some(&p) => {
+                        via_tool |= ops[p] == Op::Tool;
+                        cur = &spans[p];
+                    }
                 }
             }
             Anchor::None
@@ -367,71 +413,136 @@ fn root_id(attrs: &Map<String, Value>, trace: &str, file_rel: &str) -> String {
     }
 }
 
-/// Each span's context; agent spans are resolved outermost first.
-fn contexts(file_rel: &str, spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> Vec<Ctx> {
-    let mut ctxs: Vec<Option<Ctx>> = vec![None; spans.len()];
-    fn resolve(
-        i: usize,
-        file_rel: &str,
-        spans: &[Span],
-        ops: &[Op],
-        anchors: &[Anchor],
-        ctxs: &mut Vec<Option<Ctx>>,
-        budget: u32,
-    ) -> Ctx {
-        if let Some(c) = &ctxs[i] {
-            return c.clone();
+/// What an agent span is to the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Not an agent span.
+    None,
+    /// A root invocation: one turn in its own interval.
+    Root,
+    /// An invocation run by a tool of another (or otherwise nested with calls of both):
+    /// one turn of a subagent session.
+    Subagent,
+    /// An agent span directly inside a container: one turn of the container's session.
+    TurnOf,
+    /// An agent span whose only work is agent spans directly inside it (OpenInference's
+    /// `Agent workflow`): no turn of its own, its agents' turns are in its session.
+    Container,
+}
+
+fn roles(ops: &[Op], anchors: &[Anchor]) -> Vec<Role> {
+    let n = ops.len();
+    let mut direct_agents = vec![false; n];
+    let mut own_work = vec![false; n];
+    for i in 0..n {
+        if let Anchor::Agent(a, via_tool) = anchors[i] {
+            match ops[i] {
+                Op::Agent if !via_tool => direct_agents[a] = true,
+                Op::Inference | Op::Tool => own_work[a] = true,
+                _ => {}
+            }
         }
-        let s = &spans[i];
-        let parent = match &anchors[i] {
-            Anchor::Agent(p) if budget > 0 => {
-                Some(resolve(*p, file_rel, spans, ops, anchors, ctxs, budget - 1))
-            }
-            _ => None,
-        };
-        let c = match (ops[i], parent) {
-            (Op::Agent, None) => {
-                let root = root_id(&s.attrs, &s.trace, file_rel);
-                Ctx {
-                    session: root.clone(),
-                    root,
-                    turn: Some(s.id.clone()),
-                    depth: 0,
-                }
-            }
-            (Op::Agent, Some(p)) => {
-                let own = str_attr(&s.attrs, &["gen_ai.conversation.id", "session.id"])
-                    .filter(|c| *c != p.session && *c != p.root);
-                Ctx {
-                    root: p.root,
-                    session: own.unwrap_or(&s.id).to_string(),
-                    turn: Some(s.id.clone()),
-                    depth: p.depth + 1,
-                }
-            }
-            (_, Some(p)) => p,
-            (_, None) => {
-                let root = root_id(&s.attrs, &s.trace, file_rel);
-                let turn = match &anchors[i] {
-                    Anchor::Missing(parent) if matches!(ops[i], Op::Inference | Op::Tool) => {
-                        Some(parent.clone())
-                    }
-                    _ => None,
-                };
-                Ctx {
-                    session: root.clone(),
-                    root,
-                    turn,
-                    depth: 0,
-                }
-            }
-        };
-        ctxs[i] = Some(c.clone());
-        c
     }
-    (0..spans.len())
-        .map(|i| resolve(i, file_rel, spans, ops, anchors, &mut ctxs, 256))
+    let container = |a: usize| direct_agents[a] && !own_work[a];
+    (0..n)
+        .map(|i| match (ops[i], &anchors[i]) {
+            (Op::Agent, _) if container(i) => Role::Container,
+            (Op::Agent, Anchor::Agent(a, false)) if container(*a) => Role::TurnOf,
+            (Op::Agent, Anchor::Agent(..)) => Role::Subagent,
+            (Op::Agent, _) => Role::Root,
+            _ => Role::None,
+        })
         .collect()
+}
+
+/// What the contexts are worked out from.
+struct Tree<'a> {
+    file_rel: &'a str,
+    spans: &'a [Span],
+    ops: &'a [Op],
+    roles: &'a [Role],
+    anchors: &'a [Anchor],
+}
+
+/// Each span's context; agent spans are resolved outermost first.
+fn contexts(tree: &Tree) -> Vec<Ctx> {
+    let mut ctxs: Vec<Option<Ctx>> = vec![None; tree.spans.len()];
+    (0..tree.spans.len())
+        .map(|i| resolve(tree, i, &mut ctxs, 256))
+        .collect()
+}
+
+fn resolve(tree: &Tree, i: usize, ctxs: &mut Vec<Option<Ctx>>, budget: u32) -> Ctx {
+    let Tree {
+        file_rel,
+        spans,
+        ops,
+        roles,
+        anchors,
+    } = *tree;
+    if let Some(c) = &ctxs[i] {
+        return c.clone();
+    }
+    let s = &spans[i];
+    let (parent, parent_role) = match &anchors[i] {
+        Anchor::Agent(p, _) if budget > 0 => (Some(resolve(tree, *p, ctxs, budget - 1)), roles[*p]),
+        _ => (None, Role::None),
+    };
+    let via_tool = matches!(anchors[i], Anchor::Agent(_, true));
+    let own_turn = Some(s.id.clone());
+    let c = match (roles[i], parent) {
+        (Role::Root | Role::Container | Role::Subagent | Role::TurnOf, None) => {
+            let root = root_id(&s.attrs, &s.trace, file_rel);
+            Ctx {
+                session: root.clone(),
+                root,
+                turn: if roles[i] == Role::Container {
+                    None
+                } else {
+                    own_turn
+                },
+                depth: 0,
+            }
+        }
+        (Role::Container, Some(p)) if parent_role == Role::Container && !via_tool => p,
+        (Role::TurnOf, Some(p)) => Ctx {
+            turn: own_turn,
+            depth: p.depth + 1,
+            ..p
+        },
+        (Role::Root | Role::Container | Role::Subagent, Some(p)) => {
+            let own = str_attr(&s.attrs, &["gen_ai.conversation.id", "session.id"])
+                .filter(|c| *c != p.session && *c != p.root);
+            Ctx {
+                root: p.root,
+                session: own.unwrap_or(&s.id).to_string(),
+                turn: if roles[i] == Role::Container {
+                    None
+                } else {
+                    own_turn
+                },
+                depth: p.depth + 1,
+            }
+        }
+        (Role::None, Some(p)) => p,
+        (Role::None, None) => {
+            let root = root_id(&s.attrs, &s.trace, file_rel);
+            let turn = match &anchors[i] {
+                Anchor::Missing(parent) if matches!(ops[i], Op::Inference | Op::Tool) => {
+                    Some(parent.clone())
+                }
+                _ => None,
+            };
+            Ctx {
+                session: root.clone(),
+                root,
+                turn,
+                depth: 0,
+            }
+        }
+    };
+    ctxs[i] = Some(c.clone());
+    c
 }
 
 /// A span that is one failed attempt of an inference (a span with a model but no operation
@@ -446,22 +557,99 @@ fn failed_attempt(span: &Span, ops: &[Op], by_id: &HashMap<(&str, &str), usize>)
 }
 
 /// Each agent's last inference (by end time) finish reason.
-fn last_finish_reasons(spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> HashMap<usize, String> {
-    let mut last: HashMap<usize, (i64, Option<String>)> = HashMap::new();
+/// The call ids of tool spans that record none (OpenInference's `TOOL` spans of the OpenAI
+/// Agents SDK): the ids of the calls of the same tool that the invocation's latest inference
+/// before the tool started asked for (`llm.output_messages.<i>.message.tool_calls.<j>.tool_call.id`
+/// with its `.function.name`), taken in order.
+fn inferred_call_ids(spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> HashMap<usize, String> {
+    let mut by_agent: HashMap<usize, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        let Anchor::Agent(a, _) = anchors[i] else {
+            continue;
+        };
+        match ops[i] {
+            Op::Inference => by_agent.entry(a).or_default().0.push(i),
+            Op::Tool if str_attr(&s.attrs, CALL_ID_KEYS).is_none() => {
+                by_agent.entry(a).or_default().1.push(i)
+            }
+            _ => {}
+        }
+    }
+    let mut ids = HashMap::new();
+    for (_, (mut calls, mut tools)) in by_agent {
+        calls.sort_by_key(|&j| spans[j].end);
+        tools.sort_by_key(|&t| spans[t].start);
+        let mut asked: HashMap<usize, Vec<(String, String)>> = HashMap::new();
+        for t in tools {
+            let Some(&j) = calls
+                .iter()
+                .rev()
+                .find(|&&j| spans[j].end <= spans[t].start)
+            else {
+                continue;
+            };
+            let pending = asked
+                .entry(j)
+                .or_insert_with(|| output_tool_calls(&spans[j].attrs));
+            let name = tool_name(&spans[t]);
+            if let Some(k) = pending.iter().position(|(n, _)| n == name) {
+                ids.insert(t, pending.remove(k).1);
+            }
+        }
+    }
+    ids
+}
+
+/// The tool calls an OpenInference LLM span's output asks for: (name, id), in order.
+fn output_tool_calls(attrs: &Map<String, Value>) -> Vec<(String, String)> {
+    let mut calls: Vec<((u64, u64), String, String)> = Vec::new();
+    for (k, v) in attrs {
+        let Some(rest) = k.strip_prefix("llm.output_messages.") else {
+            continue;
+        };
+        let Some(prefix) = rest.strip_suffix(".tool_call.id") else {
+            continue;
+        };
+        let mut parts = prefix.split('.');
+        let msg = parts.next().and_then(|p| p.parse().ok());
+        let call = parts.nth(2).and_then(|p| p.parse().ok());
+        let name_key = format!("llm.output_messages.{prefix}.tool_call.function.name");
+        if let (Some(m), Some(c), Some(id), Some(name)) = (
+            msg,
+            call,
+            v.as_str(),
+            attrs.get(&name_key).and_then(Value::as_str),
+        ) {
+            calls.push(((m, c), name.to_string(), id.to_string()));
+        }
+    }
+    calls.sort();
+    calls.into_iter().map(|(_, n, id)| (n, id)).collect()
+}
+
+const CALL_ID_KEYS: &[&str] = &["gen_ai.tool.call.id", "tool_call.id"];
+
+fn tool_name(span: &Span) -> &str {
+    str_attr(&span.attrs, &["gen_ai.tool.name", "tool.name"])
+        .or_else(|| span.name.strip_prefix("execute_tool "))
+        .unwrap_or(&span.name)
+}
+
+/// Each agent's last inference: the inference span of that invocation that ended last.
+fn last_calls(spans: &[Span], ops: &[Op], anchors: &[Anchor]) -> HashMap<usize, usize> {
+    let mut last: HashMap<usize, usize> = HashMap::new();
     for (i, s) in spans.iter().enumerate() {
         if ops[i] != Op::Inference {
             continue;
         }
-        if let Anchor::Agent(a) = anchors[i] {
-            let e = last.entry(a).or_insert((i64::MIN, None));
-            if s.end >= e.0 {
-                *e = (s.end, finish_reasons(&s.attrs).pop());
+        if let Anchor::Agent(a, _) = anchors[i] {
+            let e = last.entry(a).or_insert(i);
+            if s.end >= spans[*e].end {
+                *e = i;
             }
         }
     }
-    last.into_iter()
-        .filter_map(|(a, (_, r))| r.map(|r| (a, r)))
-        .collect()
+    last
 }
 
 /// `gen_ai.response.finish_reasons` (an array, or one string), else the older
@@ -494,23 +682,62 @@ fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
             _ => {}
         }
     }
-    Vec::new()
+    // OpenInference records none: the response object its LLM span keeps as output (the
+    // Responses API's: `incomplete_details.reason`, else `status`; Chat Completions':
+    // each choice's `finish_reason`).
+    let Some(Value::String(text)) = attrs.get("output.value") else {
+        return Vec::new();
+    };
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    match o.get("object").and_then(Value::as_str) {
+        Some("response") => o
+            .get("incomplete_details")
+            .and_then(|d| d.get("reason"))
+            .or_else(|| o.get("status"))
+            .and_then(Value::as_str)
+            .map(|r| vec![r.to_string()])
+            .unwrap_or_default(),
+        Some("chat.completion") => o
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| c.get("finish_reason").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
-/// A turn from an agent invocation: a root one within its own (synthetic) interval, a
-/// nested one as a subagent session of `parent`.
+/// How an agent span opens (and closes) what it is in.
+enum Opening<'a> {
+    /// A root invocation: a synthetic receipt at its start, a synthetic idle at its end.
+    Receipt,
+    /// A subagent session of the given context: `session/start` and `session/end`.
+    Session(&'a Ctx),
+    /// A turn of a container's session: nothing beyond the turn.
+    Nothing,
+}
+
+/// The events of an agent span: its opening, its turn (`turn/start`, `turn/end`; none for a
+/// container) and its closing.
 fn agent_events(
     o: &mut Out,
     span: &Span,
     ctx: &Ctx,
-    parent: Option<&Ctx>,
-    last_finish: Option<&String>,
+    opening: Opening,
+    turn: bool,
+    last: &LastCall,
     excs: &[&Map<String, Value>],
 ) {
     let start = ts_or(span.start, span.end);
     let line = span.line;
-    match parent {
-        None => {
+    match opening {
+        Opening::Receipt => {
             let receipt = json!({"message_id": span.id, "kind": "prompt", "synthetic": true});
             o.push(
                 line,
@@ -521,7 +748,7 @@ fn agent_events(
                 receipt,
             );
         }
-        Some(p) => {
+        Opening::Session(p) => {
             let name = str_attr(
                 &span.attrs,
                 &["gen_ai.agent.name", "agent_name", "agent.name"],
@@ -536,32 +763,79 @@ fn agent_events(
                 data,
             );
         }
+        Opening::Nothing => {}
     }
-    o.push(
-        line,
-        start,
-        PHASE_OPEN,
-        ctx,
-        "turn/start",
-        span_record(span),
-    );
+    if turn {
+        o.push(
+            line,
+            start,
+            PHASE_OPEN,
+            ctx,
+            "turn/start",
+            span_record(span),
+        );
+    }
     if span.end == 0 {
         return;
     }
     let error = span_error(span, excs);
+    if turn {
+        let data = turn_end(span, error.clone(), last);
+        o.push(line, span.end, PHASE_CLOSE, ctx, "turn/end", data);
+    }
+    match opening {
+        Opening::Receipt => {
+            let idle = json!({"synthetic": true});
+            o.push(
+                line,
+                span.end,
+                PHASE_IDLE,
+                &ctx.no_turn(),
+                "agent/idle",
+                idle,
+            );
+        }
+        Opening::Session(_) => {
+            let status = if error.is_some() { "failed" } else { "closed" };
+            let end = json!({"status": status, "synthetic": true});
+            o.push(
+                line,
+                span.end,
+                PHASE_CLOSE,
+                &ctx.no_turn(),
+                "session/end",
+                end,
+            );
+        }
+        Opening::Nothing => {}
+    }
+}
+
+/// How an invocation's last inference ended.
+#[derive(Debug, Default)]
+struct LastCall {
+    finish: Option<String>,
+    error: Option<Value>,
+}
+
+/// `turn/end` of an agent span: failed when the span failed, or (inferred) when its last
+/// inference failed; else by that inference's finish reason.
+fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Value {
     let mut reason = Map::new();
-    let kind = match (&error, last_finish.map(String::as_str)) {
+    let inferred = error.is_none() && last.error.is_some();
+    let error = error.or_else(|| last.error.clone());
+    let kind = match (&error, last.finish.as_deref()) {
         (Some(_), _) => "error",
         (None, Some("length" | "max_tokens" | "MAX_TOKENS" | "max_output_tokens")) => "max_tokens",
         (None, Some("content_filter" | "refusal" | "SAFETY")) => "refusal",
         (None, _) => "completed",
     };
     reason.insert("kind".into(), kind.into());
-    if let Some(f) = last_finish {
+    if let Some(f) = &last.finish {
         reason.insert("cause".into(), f.clone().into());
     }
-    if let Some(e) = &error {
-        reason.insert("error".into(), e.clone());
+    if let Some(e) = error {
+        reason.insert("error".into(), e);
     }
     let mut data = Map::new();
     data.insert("reason".into(), Value::Object(reason));
@@ -579,36 +853,10 @@ fn agent_events(
         None => {}
     }
     data.insert("span_id".into(), span.id.clone().into());
-    o.push(
-        line,
-        span.end,
-        PHASE_CLOSE,
-        ctx,
-        "turn/end",
-        Value::Object(data),
-    );
-    if parent.is_none() {
-        let idle = json!({"synthetic": true});
-        o.push(
-            line,
-            span.end,
-            PHASE_IDLE,
-            &ctx.no_turn(),
-            "agent/idle",
-            idle,
-        );
-    } else {
-        let status = if error.is_some() { "failed" } else { "closed" };
-        let end = json!({"status": status, "synthetic": true});
-        o.push(
-            line,
-            span.end,
-            PHASE_CLOSE,
-            &ctx.no_turn(),
-            "session/end",
-            end,
-        );
+    if inferred {
+        data.insert("inferred".into(), true.into());
     }
+    Value::Object(data)
 }
 
 fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String, Value>]) {
@@ -729,12 +977,12 @@ fn usage(a: &Map<String, Value>) -> Option<Value> {
     }))
 }
 
-fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx) {
+fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Option<&String>) {
     let a = &span.attrs;
-    let call_id = str_attr(a, &["gen_ai.tool.call.id", "tool_call.id"]).unwrap_or(&span.id);
-    let name = str_attr(a, &["gen_ai.tool.name", "tool.name"])
-        .or_else(|| span.name.strip_prefix("execute_tool "))
-        .unwrap_or(&span.name);
+    let call_id = str_attr(a, CALL_ID_KEYS)
+        .or(inferred_id.map(String::as_str))
+        .unwrap_or(&span.id);
+    let name = tool_name(span);
     let arguments = match a
         .get("gen_ai.tool.call.arguments")
         .or_else(|| a.get("tool.parameters"))
@@ -746,13 +994,16 @@ fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx) {
         Some(v) => v.clone(),
         None => Value::Null,
     };
-    let call = json!({
+    let mut call = json!({
         "call_id": call_id,
         "name": name,
         "arguments": arguments,
         "span_id": span.id,
         "attributes": a,
     });
+    if inferred_id.is_some() {
+        flag(&mut call, "call_id_inferred");
+    }
     o.push(
         span.line,
         ts_or(span.start, span.end),
