@@ -293,3 +293,131 @@ fn bad_lines_are_rejected_without_panic() {
     assert!(evs.is_empty());
     assert_eq!(rejected, [1, 2, 3, 4]);
 }
+
+fn oi(
+    id: &str,
+    parent: &str,
+    name: &str,
+    start: u64,
+    end: u64,
+    kind: &str,
+    mut attrs: Vec<Value>,
+) -> Value {
+    attrs.push(kv("openinference.span.kind", json!(kind)));
+    span(id, parent, name, start, end, attrs)
+}
+
+#[test]
+fn an_openinference_workflow_is_the_interval_and_its_agents_are_turns() {
+    // Agent workflow (AGENT) > Agent workflow (CHAIN) > weather (AGENT) > turn (CHAIN) > LLM, TOOL
+    let mut failed = oi(
+        "00000000000000e7",
+        "00000000000000e4",
+        "response",
+        8,
+        9,
+        "LLM",
+        vec![],
+    );
+    failed["status"] =
+        json!({"code": 2, "message": "Error getting response: {'error': 'Error code: 500 - x'}"});
+    let lines = [line(vec![
+        oi(
+            "00000000000000e5",
+            "00000000000000e4",
+            "response",
+            2,
+            3,
+            "LLM",
+            vec![
+                kv("llm.token_count.prompt", json!(10)),
+                kv(
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+                    json!("call_9"),
+                ),
+                kv(
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+                    json!("get"),
+                ),
+            ],
+        ),
+        oi(
+            "00000000000000e6",
+            "00000000000000e4",
+            "get",
+            4,
+            5,
+            "TOOL",
+            vec![kv("tool.name", json!("get"))],
+        ),
+        failed,
+        oi(
+            "00000000000000e4",
+            "00000000000000e3",
+            "turn",
+            1,
+            10,
+            "CHAIN",
+            vec![],
+        ),
+        oi(
+            "00000000000000e3",
+            "00000000000000e2",
+            "weather",
+            1,
+            10,
+            "AGENT",
+            vec![kv("agent.name", json!("weather"))],
+        ),
+        oi(
+            "00000000000000e2",
+            "00000000000000e1",
+            "Agent workflow",
+            0,
+            11,
+            "CHAIN",
+            vec![],
+        ),
+        oi(
+            "00000000000000e1",
+            "",
+            "Agent workflow",
+            0,
+            11,
+            "AGENT",
+            vec![],
+        ),
+    ])];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (evs, _) = feed(&mut OtlpImporter::new(&context("t.jsonl")), &lines);
+    let lifecycle: Vec<(String, Option<String>)> = evs
+        .iter()
+        .filter(|e| !e.kind.starts_with("otlp:"))
+        .map(|e| (e.kind.to_string(), e.turn.as_deref().map(str::to_string)))
+        .collect();
+    let turn = Some("00000000000000e3".to_string());
+    assert_eq!(
+        lifecycle,
+        [
+            ("session/start".to_string(), None),
+            ("inbox/receipt".into(), None),
+            ("turn/start".into(), turn.clone()),
+            ("model/end".into(), turn.clone()),
+            ("tool/call".into(), turn.clone()),
+            ("tool/result".into(), turn.clone()),
+            ("model/end".into(), turn.clone()),
+            ("turn/end".into(), turn.clone()),
+            ("agent/idle".into(), None),
+        ]
+    );
+    let call = evs.iter().find(|e| &*e.kind == "tool/call").unwrap();
+    assert_eq!(data(call)["call_id"], "call_9");
+    assert_eq!(data(call)["call_id_inferred"], true);
+    let end = data(evs.iter().find(|e| &*e.kind == "turn/end").unwrap());
+    assert_eq!(end["reason"]["kind"], "error");
+    assert_eq!(end["reason"]["error"]["code"], "completion_unavailable");
+    assert_eq!(end["inferred"], true);
+    assert!(evs
+        .iter()
+        .all(|e| &*e.root == TRACE && &*e.session == TRACE));
+}
