@@ -20,6 +20,7 @@ pub mod harness;
 pub mod kestrel;
 pub mod openai;
 pub mod opencode;
+pub mod otlp;
 
 use std::fmt;
 use std::str::FromStr;
@@ -52,11 +53,13 @@ pub enum Format {
     GeminiCli,
     /// `opencode run --format json` event streams.
     Opencode,
+    /// OpenTelemetry traces and logs as OTLP JSON (the Collector's file exporter).
+    Otlp,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Auto,
         Format::Runlog,
         Format::Harness,
@@ -67,6 +70,7 @@ impl Format {
         Format::Openai,
         Format::GeminiCli,
         Format::Opencode,
+        Format::Otlp,
     ];
 
     /// The name used on the command line and in the `source` column.
@@ -82,6 +86,7 @@ impl Format {
             Format::Openai => "openai",
             Format::GeminiCli => "gemini-cli",
             Format::Opencode => "opencode",
+            Format::Otlp => "otlp",
         }
     }
 }
@@ -119,6 +124,9 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     let line = trim_ascii(line);
     if line.starts_with(b"event:") || line.starts_with(b":") {
         return None;
+    }
+    if otlp::starts_document(line) {
+        return Some(Format::Otlp);
     }
     let (sse, body) = match line.strip_prefix(b"data:") {
         Some(b) => (true, trim_ascii(b)),
@@ -161,6 +169,9 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     {
         return Some(Format::Openai);
     }
+    if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
+        return Some(Format::Otlp);
+    }
     if is_gemini_chat(o) {
         return Some(Format::GeminiCli);
     }
@@ -188,18 +199,27 @@ pub fn opens_document(first: &[u8]) -> bool {
 pub fn detect_document(text: &[u8]) -> Option<Format> {
     let v: Value = serde_json::from_slice(text).ok()?;
     let o = v.as_object()?;
+    if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
+        return Some(Format::Otlp);
+    }
     (is_gemini_chat(o) && o.get("messages").is_some_and(Value::is_array))
         .then_some(Format::GeminiCli)
 }
 
 /// The format of a `.json` file found in a folder, from its first bytes: `Some` when folder
-/// ingest should read it (a Gemini CLI chat); other `.json` files are skipped and counted.
+/// ingest should read it (a Gemini CLI chat, OTLP JSON as the Collector's file exporter or
+/// an SDK writes it); other `.json` files are skipped and counted.
 pub fn sniff_json_head(head: &[u8]) -> Option<Format> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let has = |k: &[u8]| head.windows(k.len()).any(|w| w == k);
     let first = head.iter().find(|b| !b.is_ascii_whitespace());
-    (first == Some(&b'{') && has(b"\"sessionId\"") && has(b"\"projectHash\""))
-        .then_some(Format::GeminiCli)
+    if first != Some(&b'{') {
+        return None;
+    }
+    if has(b"\"resourceSpans\"") || has(b"\"resourceLogs\"") {
+        return Some(Format::Otlp);
+    }
+    (has(b"\"sessionId\"") && has(b"\"projectHash\"")).then_some(Format::GeminiCli)
 }
 
 fn trim_ascii(mut b: &[u8]) -> &[u8] {
@@ -328,6 +348,7 @@ pub fn importer(format: Format, ctx: &FileContext) -> Option<Box<dyn Importer>> 
         Format::Openai => Some(Box::new(openai::OpenaiImporter::new(ctx))),
         Format::GeminiCli => Some(Box::new(gemini_cli::GeminiCliImporter::new(ctx))),
         Format::Opencode => Some(Box::new(opencode::OpencodeImporter::new(ctx))),
+        Format::Otlp => Some(Box::new(otlp::OtlpImporter::new(ctx))),
     }
 }
 
@@ -661,6 +682,10 @@ mod tests {
         assert!(!opens_document(br#"{"a":1}"#));
         let doc = br#"{"sessionId":"s","projectHash":"h","messages":[]}"#;
         assert_eq!(detect_document(doc), Some(Format::GeminiCli));
+        let otlp = b"{\n  \"resourceSpans\": [\n  ]\n}\n";
+        assert_eq!(detect_document(otlp), Some(Format::Otlp));
+        assert_eq!(sniff_json_head(otlp), Some(Format::Otlp));
+        assert_eq!(sniff_json_head(b"{\"version\": 1}"), None);
         assert_eq!(detect_document(br#"{"sessionId":"s"}"#), None);
         let head = b"{\n  \"sessionId\": \"s\",\n  \"projectHash\": \"h\",\n  \"messages\": [";
         assert_eq!(sniff_json_head(head), Some(Format::GeminiCli));

@@ -8,6 +8,7 @@ mod decode_fast;
 mod inferred_endings;
 mod line_accounting;
 mod oracle;
+mod otlp_producers;
 mod payload_walker;
 mod spill;
 mod split;

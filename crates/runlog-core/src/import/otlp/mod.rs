@@ -1,0 +1,336 @@
+//! OpenTelemetry traces and logs as OTLP JSON: the files the OpenTelemetry Collector's file
+//! exporter writes (one `TracesData` or `LogsData` object per line), or one OTLP JSON document
+//! (on one line, or pretty-printed over many).
+//!
+//! This module decodes: each line is read with the `opentelemetry-proto` crate's message types
+//! and their OTLP/JSON encoding (hex trace and span ids, 64-bit integers as strings or numbers,
+//! enums as integers) into flat [`Span`] and [`LogRecord`] values. Spans arrive in batches, in
+//! no particular order, and a parent often ends after its children, so nothing is emitted
+//! before the file ends; then [`map`] turns the whole file's spans and records into canonical
+//! events in time order.
+
+mod map;
+
+use std::sync::Arc;
+
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
+use opentelemetry_proto::tonic::logs::v1::LogsData;
+use opentelemetry_proto::tonic::trace::v1::TracesData;
+use serde_json::{json, Map, Value};
+
+use super::{FileContext, Importer};
+use crate::event::Event;
+
+/// Whether a line (trimmed) opens the first member of a pretty-printed OTLP JSON document:
+/// `"resourceSpans": [` on a line of its own or after the document's `{`.
+pub fn starts_document(line: &[u8]) -> bool {
+    let member = match line.strip_prefix(b"{") {
+        Some(rest) => super::trim_ascii(rest),
+        None => line,
+    };
+    (member.starts_with(b"\"resourceSpans\"") || member.starts_with(b"\"resourceLogs\""))
+        && member.ends_with(b"[")
+}
+
+/// Whether a line that is not JSON on its own opens a pretty-printed document: `{` alone, or
+/// `{` and the first member's opening.
+fn opens_document(line: &[u8]) -> bool {
+    let line = super::trim_ascii(line);
+    line == b"{" || (line.starts_with(b"{") && starts_document(line))
+}
+
+/// One span as read: ids in lower-case hex, times in microseconds since the epoch (0 when
+/// the record has none), attributes as JSON values.
+#[derive(Debug, Clone)]
+pub(crate) struct Span {
+    pub line: u64,
+    pub trace: String,
+    pub id: String,
+    pub parent: String,
+    pub name: String,
+    pub kind: i32,
+    pub start: i64,
+    pub end: i64,
+    /// `Status.code`: 0 unset, 1 ok, 2 error.
+    pub status: i32,
+    pub status_message: String,
+    pub attrs: Map<String, Value>,
+    pub events: Vec<SpanEvent>,
+    pub links: Vec<Value>,
+    pub scope: Arc<Value>,
+    pub resource: Arc<Map<String, Value>>,
+}
+
+/// An event recorded on a span (`exception`, `gen_ai.*` content events, …).
+#[derive(Debug, Clone)]
+pub(crate) struct SpanEvent {
+    pub ts: i64,
+    pub name: String,
+    pub attrs: Map<String, Value>,
+}
+
+/// One log record as read.
+#[derive(Debug, Clone)]
+pub(crate) struct LogRecord {
+    pub line: u64,
+    pub ts: i64,
+    pub trace: String,
+    pub span: String,
+    /// `event_name`, else the `event.name` attribute, else `log`.
+    pub name: String,
+    pub severity_number: i32,
+    pub severity_text: String,
+    pub body: Value,
+    pub attrs: Map<String, Value>,
+    pub scope: Arc<Value>,
+    pub resource: Arc<Map<String, Value>>,
+}
+
+/// The OTLP importer of one file: collects the file's spans and log records, maps them when
+/// the file ends.
+pub struct OtlpImporter {
+    spans: Vec<Span>,
+    logs: Vec<LogRecord>,
+    /// Lines that are not JSON on their own: the parts of one pretty-printed document,
+    /// parsed together when the file ends. (line of the first part, text so far)
+    document: Option<(u64, Vec<u8>)>,
+    /// Lines of the pretty-printed document after its first (no event of their own).
+    document_lines: Vec<u64>,
+    file_rel: String,
+}
+
+impl OtlpImporter {
+    pub fn new(ctx: &FileContext) -> Self {
+        OtlpImporter {
+            spans: Vec::new(),
+            logs: Vec::new(),
+            document: None,
+            document_lines: Vec::new(),
+            file_rel: ctx.rel.clone(),
+        }
+    }
+
+    /// Reads one OTLP JSON object (`TracesData`, `LogsData` or their export requests, which
+    /// have the same shape).
+    fn read_object(&mut self, line_no: u64, value: Value) -> Result<(), String> {
+        let Value::Object(o) = value else {
+            return Err("record is not a JSON object".into());
+        };
+        if o.contains_key("resourceSpans") {
+            let data: TracesData = serde_json::from_value(Value::Object(o))
+                .map_err(|e| format!("invalid OTLP TracesData: {e}"))?;
+            self.read_traces(line_no, data);
+            Ok(())
+        } else if o.contains_key("resourceLogs") {
+            let data: LogsData = serde_json::from_value(Value::Object(o))
+                .map_err(|e| format!("invalid OTLP LogsData: {e}"))?;
+            self.read_logs(line_no, data);
+            Ok(())
+        } else {
+            Err("not an OTLP JSON object (no resourceSpans or resourceLogs)".into())
+        }
+    }
+
+    fn read_traces(&mut self, line: u64, data: TracesData) {
+        for rs in data.resource_spans {
+            let resource = Arc::new(resource_attrs(rs.resource.map(|r| r.attributes)));
+            for ss in rs.scope_spans {
+                let scope = Arc::new(scope_value(ss.scope));
+                for s in ss.spans {
+                    let (status, status_message) =
+                        s.status.map(|st| (st.code, st.message)).unwrap_or_default();
+                    self.spans.push(Span {
+                        line,
+                        trace: hex(&s.trace_id),
+                        id: hex(&s.span_id),
+                        parent: hex(&s.parent_span_id),
+                        name: s.name,
+                        kind: s.kind,
+                        start: micros(s.start_time_unix_nano),
+                        end: micros(s.end_time_unix_nano),
+                        status,
+                        status_message,
+                        attrs: attrs(s.attributes),
+                        events: s
+                            .events
+                            .into_iter()
+                            .map(|e| SpanEvent {
+                                ts: micros(e.time_unix_nano),
+                                name: e.name,
+                                attrs: attrs(e.attributes),
+                            })
+                            .collect(),
+                        links: s
+                            .links
+                            .into_iter()
+                            .map(|l| {
+                                json!({
+                                    "trace_id": hex(&l.trace_id),
+                                    "span_id": hex(&l.span_id),
+                                    "attributes": attrs(l.attributes),
+                                })
+                            })
+                            .collect(),
+                        scope: scope.clone(),
+                        resource: resource.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn read_logs(&mut self, line: u64, data: LogsData) {
+        for rl in data.resource_logs {
+            let resource = Arc::new(resource_attrs(rl.resource.map(|r| r.attributes)));
+            for sl in rl.scope_logs {
+                let scope = Arc::new(scope_value(sl.scope));
+                for r in sl.log_records {
+                    let attrs = attrs(r.attributes);
+                    let name = if !r.event_name.is_empty() {
+                        r.event_name
+                    } else {
+                        match attrs.get("event.name").and_then(Value::as_str) {
+                            Some(n) if !n.is_empty() => n.to_string(),
+                            _ => "log".to_string(),
+                        }
+                    };
+                    let ts = match micros(r.time_unix_nano) {
+                        0 => micros(r.observed_time_unix_nano),
+                        t => t,
+                    };
+                    self.logs.push(LogRecord {
+                        line,
+                        ts,
+                        trace: hex(&r.trace_id),
+                        span: hex(&r.span_id),
+                        name,
+                        severity_number: r.severity_number,
+                        severity_text: r.severity_text,
+                        body: r.body.map(any_to_json).unwrap_or(Value::Null),
+                        attrs,
+                        scope: scope.clone(),
+                        resource: resource.clone(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl Importer for OtlpImporter {
+    fn line(&mut self, line_no: u64, line: &[u8], _out: &mut Vec<Event>) -> Result<(), String> {
+        if let Some((_, text)) = &mut self.document {
+            text.push(b'\n');
+            text.extend_from_slice(line);
+            self.document_lines.push(line_no);
+            return Ok(());
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v) => self.read_object(line_no, v),
+            // The first line of a pretty-printed document (`{`); its parts follow.
+            Err(_) if opens_document(line) => {
+                self.document = Some((line_no, line.to_vec()));
+                Ok(())
+            }
+            Err(e) => Err(format!("invalid JSON: {e}")),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Event>) {
+        if let Some((first, text)) = self.document.take() {
+            let read = serde_json::from_slice::<Value>(&text)
+                .map_err(|e| format!("invalid JSON: {e}"))
+                .and_then(|v| self.read_object(first, v));
+            if let Err(reason) = read {
+                // The document's lines cannot be rejected once read: the text is kept whole.
+                self.logs.push(LogRecord {
+                    line: first,
+                    ts: 0,
+                    trace: String::new(),
+                    span: String::new(),
+                    name: "unparsed".into(),
+                    severity_number: 0,
+                    severity_text: String::new(),
+                    body: Value::String(String::from_utf8_lossy(&text).into_owned()),
+                    attrs: Map::from_iter([("error".to_string(), Value::String(reason))]),
+                    scope: Arc::new(Value::Null),
+                    resource: Arc::new(Map::new()),
+                });
+            }
+        }
+        let spans = std::mem::take(&mut self.spans);
+        let logs = std::mem::take(&mut self.logs);
+        map::emit(&self.file_rel, spans, logs, out);
+    }
+
+    fn folded(&mut self) -> Vec<(u64, &'static str)> {
+        std::mem::take(&mut self.document_lines)
+            .into_iter()
+            .map(|l| (l, "otlp document"))
+            .collect()
+    }
+}
+
+/// Bytes as lower-case hex (the OTLP/JSON spelling of trace and span ids).
+fn hex(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(DIGITS[(x >> 4) as usize] as char);
+        s.push(DIGITS[(x & 15) as usize] as char);
+    }
+    s
+}
+
+/// Nanoseconds since the epoch to microseconds (0 stays 0: "not recorded").
+fn micros(nanos: u64) -> i64 {
+    i64::try_from(nanos / 1000).unwrap_or(i64::MAX)
+}
+
+/// An OTLP value as JSON: strings, booleans, integers and doubles as themselves (a double
+/// that JSON cannot spell as null), arrays and key-value lists as arrays and objects, bytes
+/// as hex.
+pub(crate) fn any_to_json(v: AnyValue) -> Value {
+    match v.value {
+        None => Value::Null,
+        Some(any_value::Value::StringValue(s)) => Value::String(s),
+        Some(any_value::Value::BoolValue(b)) => Value::Bool(b),
+        Some(any_value::Value::IntValue(i)) => Value::from(i),
+        Some(any_value::Value::DoubleValue(d)) => {
+            serde_json::Number::from_f64(d).map_or(Value::Null, Value::Number)
+        }
+        Some(any_value::Value::ArrayValue(a)) => {
+            Value::Array(a.values.into_iter().map(any_to_json).collect())
+        }
+        Some(any_value::Value::KvlistValue(kv)) => Value::Object(attrs(kv.values)),
+        Some(any_value::Value::BytesValue(b)) => Value::String(hex(&b)),
+        // An index into a profile's string table: no table outside profiles.
+        Some(any_value::Value::StringValueStrindex(i)) => json!({ "string_index": i }),
+    }
+}
+
+fn attrs(kvs: Vec<KeyValue>) -> Map<String, Value> {
+    kvs.into_iter()
+        .map(|kv| (kv.key, kv.value.map(any_to_json).unwrap_or(Value::Null)))
+        .collect()
+}
+
+fn resource_attrs(kvs: Option<Vec<KeyValue>>) -> Map<String, Value> {
+    kvs.map(attrs).unwrap_or_default()
+}
+
+fn scope_value(
+    scope: Option<opentelemetry_proto::tonic::common::v1::InstrumentationScope>,
+) -> Value {
+    match scope {
+        None => Value::Null,
+        Some(s) => json!({
+            "name": s.name,
+            "version": s.version,
+            "attributes": attrs(s.attributes),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

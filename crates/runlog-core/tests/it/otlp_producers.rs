@@ -1,0 +1,163 @@
+//! The OTLP importer on real producer output under `tests/samples/otlp/`: Pydantic AI agents
+//! (`scripts/otel/pydantic_ai_agents.py`) and OpenAI Agents SDK agents traced by OpenInference
+//! (`scripts/otel/openai_agents.py`), run offline, their spans written as OTLP JSON lines the
+//! way the Collector's file exporter writes them, ingested and reduced: the turns, finish
+//! reasons, token totals, errors and tool calls must be what the agents were asked to do, as
+//! each script recorded it beside its file (`<name>.expected.json`; `.ci/otel` runs the same
+//! check on a fresh run of the scripts).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use runlog_core::ingest::ingest_paths;
+use runlog_core::{reduce_all, IngestOptions};
+use serde_json::Value;
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/samples/otlp")
+        .join(name)
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// agent, root or subagent session, state, finish reason, model calls, input, output tokens
+type Turn = (String, String, String, String, i64, i64, i64);
+/// agent, source, code, HTTP status, retried, recovered
+type Error = (
+    String,
+    String,
+    Option<String>,
+    Option<i64>,
+    Option<bool>,
+    Option<bool>,
+);
+
+#[test]
+fn pydantic_ai_agents_give_what_they_were_asked_for() {
+    check("pydantic_ai_agents");
+}
+
+#[test]
+fn openai_agents_with_openinference_give_what_they_were_asked_for() {
+    check("openai_agents");
+}
+
+/// Ingests `<name>.jsonl` and compares its tables with `<name>.expected.json`.
+fn check(name: &str) {
+    let expected = std::fs::read(sample(&format!("{name}.expected.json"))).unwrap();
+    let expected: Value = serde_json::from_slice(&expected).unwrap();
+    let input = sample(&format!("{name}.jsonl"));
+    let ing = ingest_paths(&[input], &IngestOptions::default()).unwrap();
+    assert!(ing.rejects.is_empty(), "{:?}", ing.rejects);
+    let d = reduce_all(&ing);
+
+    // Each turn's agent, from the attributes its turn/start carries.
+    let mut agent_of: HashMap<(String, String), String> = HashMap::new();
+    for a in &ing.agents {
+        for e in a.events.iter().filter(|e| &*e.kind == "turn/start") {
+            let data: Value = serde_json::from_str(&e.data).unwrap();
+            let attrs = &data["attributes"];
+            let agent = attrs["gen_ai.agent.name"]
+                .as_str()
+                .or(attrs["agent.name"].as_str())
+                .unwrap_or("?");
+            let turn = e.turn.as_deref().unwrap().to_string();
+            agent_of.insert((a.root.clone(), turn), agent.into());
+        }
+    }
+    let agent = |root: &str, turn: &str| agent_of[&(root.to_string(), turn.to_string())].clone();
+    let finish_of: HashMap<(String, i64), String> = d
+        .intervals
+        .iter()
+        .map(|i| {
+            let f = i.finish_reason.as_deref().unwrap_or("").to_string();
+            ((i.root.to_string(), i.open_seq), f)
+        })
+        .collect();
+
+    let got: Vec<Turn> = d
+        .turns
+        .iter()
+        .map(|t| {
+            let state = t.state.unwrap_or("").to_string();
+            let finish = if t.is_root {
+                finish_of[&(t.root.to_string(), t.interval_open_seq.unwrap())].clone()
+            } else if state == "Failed" {
+                "error".into()
+            } else {
+                t.stop_reason.as_deref().unwrap_or("completed").to_string()
+            };
+            let session = if t.is_root { "root" } else { "subagent" };
+            let (calls, input, output) = (t.model_calls, t.input_tokens, t.output_tokens);
+            let agent = agent(&t.root, &t.turn);
+            (agent, session.into(), state, finish, calls, input, output)
+        })
+        .collect();
+    let want: Vec<Turn> = expected["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            let s = |k: &str| x[k].as_str().unwrap().to_string();
+            let n = |k: &str| x[k].as_i64().unwrap();
+            let tokens = (n("model_calls"), n("input_tokens"), n("output_tokens"));
+            let (agent, session) = (s("agent"), s("session"));
+            let (state, finish) = (s("state"), s("finish_reason"));
+            (agent, session, state, finish, tokens.0, tokens.1, tokens.2)
+        })
+        .collect();
+    assert_eq!(sorted(got), sorted(want), "turns of {name}");
+
+    let got: Vec<Error> = d
+        .errors
+        .iter()
+        .map(|e| {
+            let agent = agent(&e.root, e.turn.as_deref().unwrap());
+            let source = e.source.to_string();
+            (
+                agent,
+                source,
+                e.code.clone(),
+                e.http_status,
+                e.retried,
+                e.recovered,
+            )
+        })
+        .collect();
+    let want: Vec<Error> = expected["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            let s = |k: &str| x[k].as_str().map(str::to_string);
+            let (agent, source) = (s("agent").unwrap(), s("source").unwrap());
+            let status = x["http_status"].as_i64();
+            let (retried, recovered) = (x["retried"].as_bool(), x["recovered"].as_bool());
+            (agent, source, s("code"), status, retried, recovered)
+        })
+        .collect();
+    assert_eq!(sorted(got), sorted(want), "errors of {name}");
+
+    let got: Vec<(String, String, String)> = d
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let s = |v: &Option<_>| v.as_deref().map(str::to_string).unwrap_or_default();
+            (s(&c.name), s(&c.call_id), s(&c.status))
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = expected["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            let s = |k: &str| x[k].as_str().unwrap().to_string();
+            (s("name"), s("call_id"), s("status"))
+        })
+        .collect();
+    assert_eq!(sorted(got), sorted(want), "tool calls of {name}");
+}
