@@ -23,7 +23,8 @@
 //!   reads every input again (the files of the index, by name, and the new ones) and
 //!   rewrites every bucket, saying why. The warehouse keeps kept events only, not the
 //!   duplicates and conflicting lines that lost to them; so this happens when a new line
-//!   would win over a kept event, or a file changed, while the warehouse holds such losers;
+//!   would win over a kept event with other content (with the same content the losers
+//!   lose to it alike), or a file changed, while the warehouse holds such losers;
 //!   when an agent touched has events of an imported format (their roots and numbers
 //!   depend on all their files); when a new file is of an imported format; and for a
 //!   warehouse not stored in buckets yet (a full ingest, shards, or older releases).
@@ -865,6 +866,7 @@ impl Run<'_> {
         let mut acc = vec![FileSummary::default(); n];
         let mut old_kept = vec![0u64; n];
         let mut conflicts: Vec<Reject> = Vec::new();
+        let mut moved: HashMap<String, String> = HashMap::new();
         let mut file_buckets: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
         let ctx = Buckets {
             root: self.root,
@@ -914,6 +916,7 @@ impl Run<'_> {
                 old_kept[f] += out.old_kept[f];
             }
             conflicts.extend(out.conflicts);
+            moved.extend(out.moved);
             for f in out.files_here {
                 file_buckets[f as usize].insert(b);
             }
@@ -990,6 +993,12 @@ impl Run<'_> {
         let mut rejects: Vec<Reject> = old_rejects
             .into_iter()
             .filter(|r| !retracted.contains(r.file.as_str()))
+            .map(|mut r| {
+                if let Some(now) = moved.get(&r.reason) {
+                    r.reason = now.clone();
+                }
+                r
+            })
             .collect();
         rejects.append(&mut new_rejects);
         rejects.append(&mut with_conflicts.rejects);
@@ -1100,10 +1109,12 @@ impl Run<'_> {
             None => None,
         };
         if let Some(o) = value.as_mut().and_then(|v| v.as_object_mut()) {
-            o.insert(
-                "appended".into(),
-                serde_json::json!({"new_files": a.new_files, "new_lines": a.new_lines}),
-            );
+            let mut appended =
+                serde_json::json!({"new_files": a.new_files, "new_lines": a.new_lines});
+            if let Some(why) = &a.full_rewrite {
+                appended["fallback"] = why.as_str().into();
+            }
+            o.insert("appended".into(), appended);
         }
         let prior: HashSet<&String> = old
             .map(|m| m.tables.values().flatten().collect())
@@ -1262,6 +1273,9 @@ struct BucketOut {
     /// Per input file: the kept events of the warehouse given to the assembly.
     old_kept: Vec<u64>,
     conflicts: Vec<Reject>,
+    /// Kept events a new line with the same content won over: the reason of a line that
+    /// conflicted with the old one, and that of a line conflicting with the new one.
+    moved: Vec<(String, String)>,
     /// Input files with events in the bucket.
     files_here: BTreeSet<u32>,
     /// Per-agent table -> the bucket's files (none: the table has no rows in it).
@@ -1354,26 +1368,40 @@ impl Buckets<'_> {
                 e.root, names[e.file as usize]
             )));
         }
-        if losers > 0 {
-            // A new line winning over a kept event would change the fate of the lines
-            // that lost to it, which the warehouse does not keep.
-            let mut first: HashMap<(&str, u64), (u32, u64)> = HashMap::new();
+        // A new line winning over a kept event (same root and seq, earlier in (file, line)
+        // order): with the same content, the lines that lost to the kept event lose to the
+        // new one alike (their conflicts name it now), and the kept event is a duplicate.
+        // With other content their fate would change, and the warehouse does not keep them.
+        let mut moved = Vec::new();
+        {
+            let mut first: HashMap<(&str, u64), &Event> = HashMap::new();
             for e in &new {
-                let k = first
-                    .entry((e.root.as_str(), e.seq))
-                    .or_insert((e.file, e.line));
-                *k = (*k).min((e.file, e.line));
+                let w = first.entry((e.root.as_str(), e.seq)).or_insert(e);
+                if (e.file, e.line) < (w.file, w.line) {
+                    *w = e;
+                }
             }
-            if let Some(e) = kept.iter().find(|e| {
-                first
-                    .get(&(e.root.as_str(), e.seq))
-                    .is_some_and(|&n| n < (e.file, e.line))
-            }) {
-                return Ok(Err(format!(
-                    "a new line would win over the event kept from {}:{} while the \
-                         warehouse holds duplicate or conflicting lines",
-                    names[e.file as usize], e.line
-                )));
+            for e in &kept {
+                let Some(w) = first.get(&(e.root.as_str(), e.seq)) else {
+                    continue;
+                };
+                if (w.file, w.line) > (e.file, e.line) {
+                    continue;
+                }
+                let (wn, en) = (&names[w.file as usize], &names[e.file as usize]);
+                if losers > 0 && !ingest::same_content(w, e) {
+                    return Ok(Err(format!(
+                        "a new line ({wn}:{}) would win over the event kept from {en}:{} with \
+                         other content while the warehouse holds duplicate or conflicting \
+                         lines, whose events it does not keep",
+                        w.line, e.line
+                    )));
+                }
+                let (root, seq) = (e.root.as_str(), e.seq);
+                moved.push((
+                    ingest::conflict_reason(en, e.line, root, seq),
+                    ingest::conflict_reason(wn, w.line, root, seq),
+                ));
             }
         }
         // The touched agents assembled again, by the full ingest's own assembly.
@@ -1419,6 +1447,7 @@ impl Buckets<'_> {
                 acc,
                 old_kept,
                 conflicts,
+                moved,
                 files_here,
                 written: BTreeMap::new(),
                 counts: [0, 0],
@@ -1493,6 +1522,7 @@ impl Buckets<'_> {
             acc,
             old_kept,
             conflicts,
+            moved,
             files_here,
             written,
             counts: [agents, intervals],
