@@ -91,7 +91,9 @@ pub(super) fn derived_files(
             match (merge.contains(&k), p) {
                 (false, p) => rest.push(p),
                 (true, Piece::New(b)) => merged.extend(b),
-                (true, Piece::Kept { bytes, .. }) => merged.extend(read::decode_parquet(bytes, None)?),
+                (true, Piece::Kept { bytes, .. }) => {
+                    merged.extend(read::decode_parquet(bytes, None)?)
+                }
             }
         }
         rest.push(Piece::New(merged));

@@ -329,8 +329,7 @@ impl Run<'_> {
                 (Change::Grown { lines, .. }, Some(fp)) => (lines, fp.buckets.clone()),
                 _ => (0, BTreeSet::new()),
             };
-            let mut fp =
-                Fingerprint::new(&i.scan, lines + reads.lines[f], &format_of[f], &i.rel);
+            let mut fp = Fingerprint::new(&i.scan, lines + reads.lines[f], &format_of[f], &i.rel);
             fp.buckets = buckets;
             index.insert(i.name.clone(), fp);
         }
