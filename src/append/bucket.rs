@@ -18,6 +18,9 @@ use crate::store::{self, read};
 use runlog_core::import::Format;
 use runlog_core::{reduce_all, Event};
 
+/// Per-agent table -> a bucket's files.
+type Written = BTreeMap<String, Vec<String>>;
+
 /// What one bucket's append found and wrote.
 pub(super) struct BucketOut {
     pub(super) b: u32,
@@ -273,12 +276,12 @@ impl Buckets<'_> {
         events_files: Vec<String>,
         untouched: Vec<RecordBatch>,
         append_only: bool,
-    ) -> Result<(BTreeMap<String, Vec<String>>, [u64; 2])> {
+    ) -> Result<(Written, [u64; 2])> {
         let derived = reduce_all(ing_b);
         // The derived tables: a file holding touched agents' rows is written again without
         // them, the touched agents' rows go into a new file, the other files stay.
         let bid = format!("{}-b{b:03}", self.id);
-        let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut written: Written = BTreeMap::new();
         let mut rows: HashMap<&str, u64> = HashMap::new();
         for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
             let fresh = store::derived_batch(&derived, t)?;
