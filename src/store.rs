@@ -31,6 +31,7 @@ use crate::reduce::Derived;
 mod chunk_test_support;
 mod dictionary_chunk;
 mod plain_chunk;
+pub mod read;
 
 /// Every table of the warehouse, in the order they are written.
 pub const TABLES: &[&str] = &[

@@ -186,7 +186,10 @@ fn report_append(
         match &a.manifest {
             Some(_) => {
                 if let Some(why) = &a.full_rewrite {
-                    eprintln!("  read every input again and rewrote every bucket: {why}");
+                    eprintln!(
+                        "  fell back to a full read: read every input again and rewrote every \
+                         bucket: {why}"
+                    );
                 }
                 eprintln!(
                     "  wrote {} bucket(s), {} bytes{}",
@@ -222,6 +225,9 @@ fn report_append(
             o.insert("new_files".into(), a.new_files.into());
             o.insert("new_lines".into(), a.new_lines.into());
             o.insert("committed".into(), a.manifest.is_some().into());
+            if let Some(why) = &a.full_rewrite {
+                o.insert("fallback".into(), why.as_str().into());
+            }
             o.insert("downloaded_files".into(), a.downloaded_files.into());
             o.insert("downloaded_bytes".into(), a.downloaded_bytes.into());
             if let Some(r) = &a.round {

@@ -848,6 +848,127 @@ fn kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge
     assert_same(&wh, &full, "after kills");
 }
 
+/// `runlog ingest --append FILES -w WH --summary-json -`: the JSON summary and the output.
+fn append_json(files: &[PathBuf], wh: &Path) -> (serde_json::Value, String) {
+    let mut args = vec!["ingest", "--append", "-w", s(wh), "--summary-json", "-"];
+    args.extend(files.iter().map(|p| s(p)));
+    let o = ok(runlog(&args));
+    (serde_json::from_slice(&o.stdout).unwrap(), stderr(&o))
+}
+
+/// A log of 1,000 agents with the usual anomalies in 5 files: 3 appended, one of them with
+/// only its first lines (the rest of the stream is added later: agents split over it and
+/// the next file run on across the growth, and their new lines come before duplicates
+/// kept from the next file, which they win over); then the 3 and 2 new files appended.
+fn a_grown_file_and_new_files_append_only_the_new_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 1000,
+        seed: 7,
+        files: 5,
+        anomalies: 0.05,
+        layout: Layout::ByAgent,
+        ..Default::default()
+    };
+    let logs = generated_with(&dir.path().join("gen"), &opts);
+    assert_eq!(logs.len(), 5);
+    let full = dir.path().join("full");
+    ingest(&logs, &full, false);
+    // Kept events of unchanged files that became duplicates of a grown file's new lines.
+    let mut won_over = 0;
+    for grown in [0, 1] {
+        let wh = dir.path().join(format!("wh-{grown}"));
+        let all = lines_of(&logs[grown]);
+        let cut = all.len() * 3 / 5;
+        std::fs::write(&logs[grown], all[..cut].concat()).unwrap();
+        ingest(&logs[..3], &wh, true);
+        std::fs::write(&logs[grown], all.concat()).unwrap();
+        let before = file_duplicates(&wh);
+        let (v, out) = append_json(&logs, &wh);
+        let after = file_duplicates(&wh);
+        for (k, f) in logs[..3].iter().enumerate().filter(|(k, _)| *k != grown) {
+            won_over += after[s(f)] - before[s(f)];
+            assert!(after[s(f)] >= before[s(f)], "file {k}");
+        }
+        let new: u64 = (all.len() - cut) as u64
+            + logs[3..]
+                .iter()
+                .map(|f| lines_of(f).len() as u64)
+                .sum::<u64>();
+        assert_eq!(v["fallback"], serde_json::Value::Null, "{out}");
+        assert_eq!(v["new_lines"].as_u64(), Some(new), "{out}");
+        assert_eq!(v["new_files"], 2);
+        assert!(out.contains("1 grown"), "{out}");
+        assert_eq!(v["adds_up"], true);
+        assert_same(&wh, &full, &format!("file {grown} grown"));
+    }
+    assert!(won_over > 0, "no new line won over a kept event");
+}
+
+/// The `duplicates` of each file of the warehouse at `wh`, by name.
+fn file_duplicates(wh: &Path) -> BTreeMap<String, u64> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::{DataType, Int64Type};
+    let ctx = runlog::query::context_from_warehouse(wh).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let sql = "SELECT CAST(file AS VARCHAR), CAST(duplicates AS BIGINT) FROM files";
+    let (_, batches) = rt.block_on(runlog::query::run_sql(&ctx, sql)).unwrap();
+    let mut out = BTreeMap::new();
+    for b in batches {
+        let files = datafusion::arrow::compute::cast(b.column(0), &DataType::Utf8).unwrap();
+        let files = files.as_string::<i32>();
+        let dups = b.column(1).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            out.insert(files.value(i).to_string(), dups.value(i) as u64);
+        }
+    }
+    out
+}
+
+/// Where the warehouse cannot tell what a full ingest would keep, the append reads
+/// everything again, and the output and `--summary-json` say why, naming the file.
+fn a_fallback_to_a_full_read_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = GenOptions {
+        agents: 400,
+        seed: 17,
+        files: 5,
+        anomalies: 0.05,
+        layout: Layout::Rotated,
+        ..Default::default()
+    };
+    let logs = generated_with(&dir.path().join("gen"), &opts);
+    let wh = dir.path().join("wh");
+    ingest(&logs[..3], &wh, true);
+    let m = runlog::commit::read_manifest(&wh).unwrap();
+    assert!(m.summary["duplicates"].as_u64().unwrap() > 0, "losers held");
+    // A line in the middle of a file ingested before changes.
+    let mut lines = lines_of(&logs[1]);
+    let k = lines.len() / 2;
+    lines[k] = "{\"not\": \"the line read before\"}\n".into();
+    std::fs::write(&logs[1], lines.concat()).unwrap();
+    let (v, out) = append_json(&logs[..4], &wh);
+    let why = v["fallback"].as_str().unwrap_or_default().to_string();
+    let name = s(&logs[1]);
+    assert!(
+        why.contains("a file changed") && why.contains(name),
+        "{why}\n{out}"
+    );
+    assert!(
+        out.contains("fell back to a full read") && out.contains(name),
+        "{out}"
+    );
+    let total: u64 = logs[..4].iter().map(|f| lines_of(f).len() as u64).sum();
+    assert_eq!(
+        v["new_lines"].as_u64(),
+        Some(total),
+        "everything read again"
+    );
+    let full = dir.path().join("full");
+    ingest(&logs[..4], &full, false);
+    assert_same(&wh, &full, "a changed file");
+}
+
 trials! {
     appends_of_generated_logs_equal_a_full_ingest,
     appends_after_the_files_before_them_stay_incremental_with_anomalies,
@@ -867,4 +988,6 @@ trials! {
     shard_counts_that_do_not_divide_the_buckets_are_refused,
     tables_without_rows_are_readable_while_and_after_a_sharded_append,
     kill_9_during_a_shards_append_leaves_a_readable_warehouse_and_reruns_converge,
+    a_grown_file_and_new_files_append_only_the_new_lines,
+    a_fallback_to_a_full_read_says_why,
 }

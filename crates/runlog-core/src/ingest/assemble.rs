@@ -82,8 +82,9 @@ fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u
     Ok(out)
 }
 
-/// Whether two events with the same root and seq have the same content (as JSON values).
-fn same_content(a: &Event, b: &Event) -> bool {
+/// Whether two events with the same root and seq have the same content (as JSON values):
+/// the later in (file, line) order is then a duplicate of the earlier, else a conflict.
+pub fn same_content(a: &Event, b: &Event) -> bool {
     if a.ts != b.ts || a.session != b.session || a.turn != b.turn || a.kind != b.kind {
         return false;
     }
@@ -101,6 +102,15 @@ fn same_content(a: &Event, b: &Event) -> bool {
 
 /// How the reason of a conflicting line (§1) begins.
 pub const CONFLICT_REASON: &str = "conflicts with the event kept from";
+
+/// The reason of a line of `root` and `seq` conflicting with the event kept from
+/// `kept_file` at `kept_line` (§1).
+pub fn conflict_reason(kept_file: &str, kept_line: u64, root: &str, seq: u64) -> String {
+    format!(
+        "{CONFLICT_REASON} {kept_file}:{kept_line} (same root {root:?} and seq {seq}, different \
+         content)"
+    )
+}
 
 /// Groups the files' events by root, orders each agent by seq, and resolves duplicates:
 /// equal content is one event; different content keeps the first in (file, line) order.
@@ -584,9 +594,11 @@ fn conflict_reject(names: &[String], kept: &Event, ev: &Event) -> Reject {
     Reject {
         file: names[ev.file as usize].clone(),
         line: ev.line,
-        reason: format!(
-            "{CONFLICT_REASON} {}:{} (same root {:?} and seq {}, different content)",
-            names[kept.file as usize], kept.line, ev.root, ev.seq
+        reason: conflict_reason(
+            &names[kept.file as usize],
+            kept.line,
+            ev.root.as_str(),
+            ev.seq,
         ),
         excerpt: mask_secrets(&format!(
             "{{\"seq\":{},\"root\":{:?},\"session\":{:?},\"type\":{:?},\"data\":{}}}",
