@@ -63,19 +63,21 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
              SELECT coalesce(finish_class, '(none)') AS finish_class,
                     CASE WHEN finish_reason IS NOT NULL THEN finish_reason
                          WHEN status = 'settled' THEN '(no turn end)'
-                         ELSE concat('(', status, ')') END AS finish_reason,
-                    count(*) AS n
-             FROM intervals GROUP BY 1, 2),
-         c AS (SELECT finish_class, sum(n) AS total, sum(sum(n)) OVER () AS grand FROM k GROUP BY 1),
-         r AS (
-             SELECT finish_class, '(all)' AS finish_reason, total AS n, total, grand, 0 AS member FROM c
-             UNION ALL
-             SELECT k.finish_class, k.finish_reason, k.n, c.total, c.grand, 1 AS member
-             FROM k JOIN c ON k.finish_class = c.finish_class)
-         SELECT finish_class, finish_reason, n AS intervals, round(100.0 * n / grand, 1) AS pct
-         FROM r
+                         ELSE concat('(', status, ')') END AS finish_reason
+             FROM intervals),
+         g AS (
+             SELECT finish_class, finish_reason, count(*) AS n
+             FROM k GROUP BY GROUPING SETS ((finish_class), (finish_class, finish_reason))),
+         w AS (
+             SELECT finish_class, finish_reason, n,
+                    sum(CASE WHEN finish_reason IS NULL THEN n END) OVER (PARTITION BY finish_class) AS total,
+                    sum(CASE WHEN finish_reason IS NULL THEN n END) OVER () AS grand
+             FROM g)
+         SELECT finish_class, coalesce(finish_reason, '(all)') AS finish_reason, n AS intervals,
+                round(100.0 * n / grand, 1) AS pct
+         FROM w
          ORDER BY CASE WHEN finish_class = '(none)' THEN 1 ELSE 0 END, total DESC, finish_class,
-                  member, n DESC, finish_reason",
+                  CASE WHEN finish_reason IS NULL THEN 0 ELSE 1 END, n DESC, finish_reason",
     ),
     (
         "finish_reasons_over_time",
