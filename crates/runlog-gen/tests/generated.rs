@@ -353,7 +353,7 @@ fn files_and_compression() {
     .is_err());
 }
 
-/// Issue #4: ingest reports exactly the accounting gen predicts, for a stream and for
+/// Ingest reports exactly the accounting gen predicts, for a stream and for
 /// folders (agents split over two files, the second sorting first when it wraps to 0).
 #[test]
 fn ingest_matches_expected_accounting() {
