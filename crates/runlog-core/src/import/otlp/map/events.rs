@@ -1,0 +1,279 @@
+//! The canonical events of agent, inference and tool spans: the opening and closing of an
+//! invocation, its turn, `model/end` and `tool/call` / `tool/result`.
+
+use serde_json::{json, Map, Value};
+
+use super::attrs::{finish_reasons, span_record, str_attr, tool_name, usage, CALL_ID_KEYS};
+use super::errors::span_error;
+use super::{ts_or, Ctx, Out, PHASE_BODY, PHASE_CLOSE, PHASE_IDLE, PHASE_OPEN};
+use crate::import::flag;
+use crate::import::otlp::Span;
+
+/// How an agent span opens (and closes) what it is in.
+pub(super) enum Opening<'a> {
+    /// A root invocation: a synthetic receipt at its start, a synthetic idle at its end.
+    Receipt,
+    /// A subagent session of the given context: `session/start` and `session/end`.
+    Session(&'a Ctx),
+    /// A turn of a container's session: nothing beyond the turn.
+    Nothing,
+}
+
+/// The events of an agent span: its opening, its turn (`turn/start`, `turn/end`; none for a
+/// container) and its closing.
+pub(super) fn agent_events(
+    o: &mut Out,
+    span: &Span,
+    ctx: &Ctx,
+    opening: Opening,
+    turn: bool,
+    last: &LastCall,
+    excs: &[&Map<String, Value>],
+) {
+    let start = ts_or(span.start, span.end);
+    let line = span.line;
+    match opening {
+        Opening::Receipt => {
+            let receipt = json!({"message_id": span.id, "kind": "prompt", "synthetic": true});
+            o.push(
+                line,
+                start,
+                PHASE_OPEN,
+                &ctx.no_turn(),
+                "inbox/receipt",
+                receipt,
+            );
+        }
+        Opening::Session(p) => {
+            let name = str_attr(
+                &span.attrs,
+                &["gen_ai.agent.name", "agent_name", "agent.name"],
+            );
+            let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
+            o.push(
+                line,
+                start,
+                PHASE_OPEN,
+                &ctx.no_turn(),
+                "session/start",
+                data,
+            );
+        }
+        Opening::Nothing => {}
+    }
+    if turn {
+        o.push(
+            line,
+            start,
+            PHASE_OPEN,
+            ctx,
+            "turn/start",
+            span_record(span),
+        );
+    }
+    if span.end == 0 {
+        return;
+    }
+    let error = span_error(span, excs);
+    if turn {
+        let data = turn_end(span, error.clone(), last);
+        o.push(line, span.end, PHASE_CLOSE, ctx, "turn/end", data);
+    }
+    match opening {
+        Opening::Receipt => {
+            let idle = json!({"synthetic": true});
+            o.push(
+                line,
+                span.end,
+                PHASE_IDLE,
+                &ctx.no_turn(),
+                "agent/idle",
+                idle,
+            );
+        }
+        Opening::Session(_) => {
+            let status = if error.is_some() { "failed" } else { "closed" };
+            let end = json!({"status": status, "synthetic": true});
+            o.push(
+                line,
+                span.end,
+                PHASE_CLOSE,
+                &ctx.no_turn(),
+                "session/end",
+                end,
+            );
+        }
+        Opening::Nothing => {}
+    }
+}
+
+/// How an invocation's last inference ended.
+#[derive(Debug, Default)]
+pub(super) struct LastCall {
+    pub(super) finish: Option<String>,
+    pub(super) error: Option<Value>,
+}
+
+/// `turn/end` of an agent span: failed when the span failed, or (inferred) when its last
+/// inference failed; else by that inference's finish reason.
+pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Value {
+    let mut reason = Map::new();
+    let inferred = error.is_none() && last.error.is_some();
+    let error = error.or_else(|| last.error.clone());
+    let kind = match (&error, last.finish.as_deref()) {
+        (Some(_), _) => "error",
+        (None, Some("length" | "max_tokens" | "MAX_TOKENS" | "max_output_tokens")) => "max_tokens",
+        (None, Some("content_filter" | "refusal" | "SAFETY")) => "refusal",
+        (None, _) => "completed",
+    };
+    reason.insert("kind".into(), kind.into());
+    if let Some(f) = &last.finish {
+        reason.insert("cause".into(), f.clone().into());
+    }
+    if let Some(e) = error {
+        reason.insert("error".into(), e);
+    }
+    let mut data = Map::new();
+    data.insert("reason".into(), Value::Object(reason));
+    match span
+        .attrs
+        .get("final_result")
+        .or_else(|| span.attrs.get("output.value"))
+    {
+        Some(Value::String(t)) => {
+            data.insert("text".into(), t.clone().into());
+        }
+        Some(v) => {
+            data.insert("output".into(), v.clone());
+        }
+        None => {}
+    }
+    data.insert("span_id".into(), span.id.clone().into());
+    if inferred {
+        data.insert("inferred".into(), true.into());
+    }
+    Value::Object(data)
+}
+
+pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String, Value>]) {
+    let a = &span.attrs;
+    let mut data = Map::new();
+    let reasons = finish_reasons(a);
+    if let Some(f) = reasons.last() {
+        data.insert("finish_reason".into(), f.clone().into());
+    }
+    if reasons.len() > 1 {
+        data.insert("finish_reasons".into(), json!(reasons));
+    }
+    if let Some(u) = usage(a) {
+        data.insert("usage".into(), u);
+    }
+    if let Some(e) = span_error(span, excs) {
+        data.insert("error".into(), e);
+    }
+    if span.start != 0 && span.end >= span.start {
+        data.insert(
+            "duration_ms".into(),
+            json!((span.end - span.start) as f64 / 1000.0),
+        );
+    }
+    if let Some(m) = str_attr(
+        a,
+        &[
+            "gen_ai.response.model",
+            "gen_ai.request.model",
+            "llm.model_name",
+        ],
+    ) {
+        data.insert("model".into(), m.into());
+    }
+    if let Some(p) = str_attr(
+        a,
+        &[
+            "gen_ai.provider.name",
+            "gen_ai.system",
+            "llm.provider",
+            "llm.system",
+        ],
+    ) {
+        data.insert("provider".into(), p.into());
+    }
+    data.insert("span_id".into(), span.id.clone().into());
+    data.insert("name".into(), span.name.clone().into());
+    data.insert("attributes".into(), Value::Object(a.clone()));
+    o.push(
+        span.line,
+        ts_or(span.end, span.start),
+        PHASE_BODY,
+        ctx,
+        "model/end",
+        Value::Object(data),
+    );
+}
+
+pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Option<&String>) {
+    let a = &span.attrs;
+    let call_id = str_attr(a, CALL_ID_KEYS)
+        .or(inferred_id.map(String::as_str))
+        .unwrap_or(&span.id);
+    let name = tool_name(span);
+    let arguments = match a
+        .get("gen_ai.tool.call.arguments")
+        .or_else(|| a.get("tool.parameters"))
+        .or_else(|| a.get("input.value"))
+    {
+        Some(Value::String(s)) => {
+            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+        }
+        Some(v) => v.clone(),
+        None => Value::Null,
+    };
+    let mut call = json!({
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "span_id": span.id,
+        "attributes": a,
+    });
+    if inferred_id.is_some() {
+        flag(&mut call, "call_id_inferred");
+    }
+    o.push(
+        span.line,
+        ts_or(span.start, span.end),
+        PHASE_BODY,
+        ctx,
+        "tool/call",
+        call,
+    );
+    if span.end == 0 {
+        return;
+    }
+    let mut result = Map::new();
+    result.insert("call_id".into(), call_id.into());
+    let failed = span.status == 2 || a.contains_key("error.type");
+    result.insert("status".into(), if failed { "error" } else { "ok" }.into());
+    if failed {
+        // The error's message (its exception's, else the status message), else its type.
+        let detail = span_error(span, &[])
+            .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_string))
+            .filter(|m| !m.is_empty());
+        if let Some(d) = detail {
+            result.insert("detail".into(), d.into());
+        }
+    }
+    if let Some(r) = a
+        .get("gen_ai.tool.call.result")
+        .or_else(|| a.get("output.value"))
+    {
+        result.insert("result".into(), r.clone());
+    }
+    o.push(
+        span.line,
+        span.end,
+        PHASE_BODY,
+        ctx,
+        "tool/result",
+        Value::Object(result),
+    );
+}

@@ -1,0 +1,343 @@
+//! The mapping of one OTLP file's spans and log records onto canonical events
+//! (docs/importers/otlp.md), emitted in time order once the whole file is read.
+//!
+//! An agent invocation (`invoke_agent`, OpenInference `AGENT`) is a turn; a root invocation
+//! opens and closes its own owned interval (synthetic `inbox/receipt` at its start and
+//! `agent/idle` at its end), a nested one is a subagent session. Inference spans are model
+//! calls, tool spans tool calls; every other span, span event and log record is kept as
+//! `otlp:<name>`.
+
+mod attrs;
+mod errors;
+mod events;
+mod tree;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Map, Value};
+
+use super::{LogRecord, Span};
+use crate::event::Event;
+use crate::import::event;
+use attrs::{finish_reasons, log_record, op_of, span_record};
+use errors::span_error;
+use events::{agent_events, model_end, tool_events, LastCall, Opening};
+use tree::{
+    anchors, contexts, failed_attempt, inferred_call_ids, last_calls, roles, root_id, Anchor, Role,
+    Tree,
+};
+
+/// What a span is, by the GenAI semantic conventions or OpenInference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    Agent,
+    Inference,
+    Tool,
+    Other,
+}
+
+/// Where a span's events go: the agent tree (root), the session and turn.
+#[derive(Debug, Clone)]
+pub(super) struct Ctx {
+    root: String,
+    session: String,
+    turn: Option<String>,
+    /// Nesting depth of the invocation (0 for a root invocation).
+    depth: i64,
+}
+
+/// An event with its sort key: time, then opening events before others before closing ones
+/// (outer invocations open first and close last), then the order made.
+struct Pending {
+    ts: i64,
+    phase: u8,
+    depth: i64,
+    ev: Event,
+}
+
+pub(super) struct Out {
+    pending: Vec<Pending>,
+}
+
+impl Out {
+    fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
+        let mut ev = event(
+            0,
+            ts,
+            &ctx.root,
+            &ctx.session,
+            ctx.turn.as_deref(),
+            kind,
+            data,
+        );
+        ev.line = line;
+        let depth = match phase {
+            PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
+            _ => ctx.depth,
+        };
+        self.pending.push(Pending {
+            ts,
+            phase,
+            depth,
+            ev,
+        });
+    }
+}
+
+impl Ctx {
+    /// The same tree and session, outside any turn (receipts, idles, session events).
+    fn no_turn(&self) -> Ctx {
+        Ctx {
+            turn: None,
+            ..self.clone()
+        }
+    }
+}
+
+pub(super) const PHASE_OPEN: u8 = 0;
+pub(super) const PHASE_BODY: u8 = 1;
+pub(super) const PHASE_CLOSE: u8 = 2;
+pub(super) const PHASE_IDLE: u8 = 3;
+
+/// The file's events, in time order, numbered from 0.
+pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: &mut Vec<Event>) {
+    let ops: Vec<Op> = spans.iter().map(op_of).collect();
+    let by_id: HashMap<(&str, &str), usize> = spans
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
+        .collect();
+    let anchors = anchors(&spans, &ops, &by_id);
+    let roles = roles(&ops, &anchors);
+    let ctxs = contexts(&Tree {
+        file_rel,
+        spans: &spans,
+        ops: &ops,
+        roles: &roles,
+        anchors: &anchors,
+    });
+    // Exceptions recorded as log records, by the span they name.
+    let mut log_exceptions: HashMap<(&str, &str), Vec<&Map<String, Value>>> = HashMap::new();
+    for r in &logs {
+        if r.attrs.contains_key("exception.type") || r.attrs.contains_key("exception.message") {
+            log_exceptions
+                .entry((r.trace.as_str(), r.span.as_str()))
+                .or_default()
+                .push(&r.attrs);
+        }
+    }
+    let mut m = Mapper {
+        spans: &spans,
+        ops: &ops,
+        roles: &roles,
+        by_id: &by_id,
+        anchors: &anchors,
+        ctxs: &ctxs,
+        last_calls: last_calls(&spans, &ops, &anchors),
+        call_ids: inferred_call_ids(&spans, &ops, &anchors),
+        log_exceptions,
+        o: Out {
+            pending: Vec::new(),
+        },
+        roots: BTreeMap::new(),
+        unfinished: BTreeMap::new(),
+    };
+    for i in 0..spans.len() {
+        m.span(i);
+    }
+    for r in &logs {
+        let ctx = m.log_ctx(file_rel, r);
+        m.first_of_root(&ctx.root, r.ts, r.line);
+        let kind = format!("otlp:{}", r.name);
+        m.o.push(r.line, r.ts, PHASE_BODY, &ctx, &kind, log_record(r));
+    }
+    m.unfinished();
+    m.root_starts();
+    let mut pending = m.o.pending;
+    pending.sort_by(|a, b| {
+        (a.ts, a.phase, a.depth, &*a.ev.root).cmp(&(b.ts, b.phase, b.depth, &*b.ev.root))
+    });
+    out.reserve(pending.len());
+    for (seq, p) in pending.into_iter().enumerate() {
+        let mut ev = p.ev;
+        ev.seq = seq as u64;
+        out.push(ev);
+    }
+}
+
+/// The file's spans with what was worked out about them, and the events made so far.
+struct Mapper<'a> {
+    spans: &'a [Span],
+    ops: &'a [Op],
+    roles: &'a [Role],
+    by_id: &'a HashMap<(&'a str, &'a str), usize>,
+    anchors: &'a [Anchor],
+    ctxs: &'a [Ctx],
+    /// Tool spans' call ids taken from the inference that asked for them.
+    call_ids: HashMap<usize, String>,
+    /// Each agent span's last inference span.
+    last_calls: HashMap<usize, usize>,
+    log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Map<String, Value>>>,
+    o: Out,
+    /// Each tree's first time and line (its `session/start`).
+    roots: BTreeMap<String, (i64, u64)>,
+    /// Invocations whose agent span is not in the file: (root, missing span id) to the
+    /// first time and line of their calls.
+    unfinished: BTreeMap<(String, String), (i64, u64)>,
+}
+
+impl Mapper<'_> {
+    fn span(&mut self, i: usize) {
+        let span = &self.spans[i];
+        let ctx = &self.ctxs[i];
+        let excs = self
+            .log_exceptions
+            .get(&(span.trace.as_str(), span.id.as_str()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let last = match self.last_calls.get(&i) {
+            Some(&j) => LastCall {
+                finish: finish_reasons(&self.spans[j].attrs).pop(),
+                error: span_error(&self.spans[j], self.exceptions_of(j)),
+            },
+            None => LastCall::default(),
+        };
+        let o = &mut self.o;
+        match self.ops[i] {
+            Op::Agent => {
+                let parent = match &self.anchors[i] {
+                    Anchor::Agent(p, _) => Some(&self.ctxs[*p]),
+                    _ => None,
+                };
+                let role = self.roles[i];
+                let opening = match (role, parent) {
+                    (Role::TurnOf, _) => Opening::Nothing,
+                    (Role::Container, Some(p)) if p.session == ctx.session => Opening::Nothing,
+                    (_, Some(p)) => Opening::Session(p),
+                    (_, None) => Opening::Receipt,
+                };
+                if role == Role::Container {
+                    let at = ts_or(span.start, span.end);
+                    let kind = format!("otlp:{}", span.name);
+                    o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+                }
+                agent_events(o, span, ctx, opening, role != Role::Container, &last, excs)
+            }
+            Op::Inference => model_end(o, span, ctx, excs),
+            Op::Tool => tool_events(o, span, ctx, self.call_ids.get(&i)),
+            Op::Other if failed_attempt(span, self.ops, self.by_id) => {
+                model_end(o, span, ctx, excs)
+            }
+            Op::Other => {
+                let kind = format!("otlp:{}", span.name);
+                let at = ts_or(span.start, span.end);
+                o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+            }
+        }
+        for e in &span.events {
+            let data = json!({"span_id": span.id, "attributes": e.attrs});
+            let kind = format!("otlp:{}", e.name);
+            o.push(
+                span.line,
+                ts_or(e.ts, span.start),
+                PHASE_BODY,
+                ctx,
+                &kind,
+                data,
+            );
+        }
+        let at = ts_or(span.start, span.end);
+        if let Anchor::Missing(parent) = &self.anchors[i] {
+            if matches!(self.ops[i], Op::Inference | Op::Tool) {
+                let e = self
+                    .unfinished
+                    .entry((ctx.root.clone(), parent.clone()))
+                    .or_insert((at, span.line));
+                *e = (*e).min((at, span.line));
+            }
+        }
+        self.first_of_root(&ctx.root, at, span.line);
+    }
+
+    /// The exception log records that name span `i`.
+    fn exceptions_of(&self, i: usize) -> &[&Map<String, Value>] {
+        let s = &self.spans[i];
+        self.log_exceptions
+            .get(&(s.trace.as_str(), s.id.as_str()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    fn first_of_root(&mut self, root: &str, at: i64, line: u64) {
+        match self.roots.get_mut(root) {
+            Some(e) => *e = (*e).min((at, line)),
+            None => {
+                self.roots.insert(root.to_string(), (at, line));
+            }
+        }
+    }
+
+    /// A log record's context: its span's, else its conversation's or trace's tree.
+    fn log_ctx(&self, file_rel: &str, r: &LogRecord) -> Ctx {
+        match self.by_id.get(&(r.trace.as_str(), r.span.as_str())) {
+            Some(&i) => self.ctxs[i].clone(),
+            None => {
+                let root = root_id(&r.attrs, &r.trace, file_rel);
+                Ctx {
+                    session: root.clone(),
+                    root,
+                    turn: None,
+                    depth: 0,
+                }
+            }
+        }
+    }
+
+    /// An invocation whose agent span is not in the file (it had not ended when the spans
+    /// were exported): opened at its first call, never closed.
+    fn unfinished(&mut self) {
+        for ((root, turn), (at, line)) in std::mem::take(&mut self.unfinished) {
+            let ctx = Ctx {
+                root: root.clone(),
+                session: root,
+                turn: Some(turn.clone()),
+                depth: 0,
+            };
+            let receipt =
+                json!({"message_id": turn, "kind": "prompt", "synthetic": true, "inferred": true});
+            let start = json!({"span_id": turn, "synthetic": true, "inferred": true});
+            self.o.push(
+                line,
+                at,
+                PHASE_OPEN,
+                &ctx.no_turn(),
+                "inbox/receipt",
+                receipt,
+            );
+            self.o.push(line, at, PHASE_OPEN, &ctx, "turn/start", start);
+        }
+    }
+
+    /// Every tree starts with its root session.
+    fn root_starts(&mut self) {
+        for (root, (at, line)) in std::mem::take(&mut self.roots) {
+            let ctx = Ctx {
+                session: root.clone(),
+                root,
+                turn: None,
+                depth: -1,
+            };
+            let data = json!({"parent": null, "synthetic": true});
+            self.o
+                .push(line, at, PHASE_OPEN, &ctx, "session/start", data);
+        }
+    }
+}
+
+pub(super) fn ts_or(ts: i64, fallback: i64) -> i64 {
+    if ts != 0 {
+        ts
+    } else {
+        fallback
+    }
+}
