@@ -42,3 +42,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// A fresh scratch folder under the system's temporary folder.
+fn tempfile_dir() -> Result<PathBuf> {
+    let p = std::env::temp_dir().join(format!("runlog-bench-{}", runlog::commit::new_ingest_id()));
+    std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+    Ok(p)
+}

@@ -1,0 +1,155 @@
+//! Where a command's SQL runs: the tokio runtime, the query context over a warehouse or over
+//! logs (in memory, or a temporary warehouse when large), on the local engine or Ballista.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use runlog::pipeline::{CommitMode, Memory, WriteOptions};
+
+use super::args::{EngineArgs, EngineName, Source};
+use super::memory::memory_for;
+use super::progress::{download_progress, ingest_options};
+
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// A query context, and the temporary warehouse it reads when its logs were too large to
+/// hold in memory (removed when the context is dropped).
+pub(super) struct QueryContext {
+    ctx: datafusion::prelude::SessionContext,
+    _scratch: Option<Arc<tempfile::TempDir>>,
+}
+
+impl QueryContext {
+    /// A second context over the same tables ([`runlog::query::context_like`]), keeping
+    /// the temporary warehouse while either is alive.
+    pub(super) fn twin(&self, rt: &tokio::runtime::Runtime) -> Result<QueryContext> {
+        Ok(QueryContext {
+            ctx: rt.block_on(runlog::query::context_like(&self.ctx))?,
+            _scratch: self._scratch.clone(),
+        })
+    }
+}
+
+impl std::ops::Deref for QueryContext {
+    type Target = datafusion::prelude::SessionContext;
+    fn deref(&self) -> &Self::Target {
+        &self.ctx
+    }
+}
+
+impl From<datafusion::prelude::SessionContext> for QueryContext {
+    fn from(ctx: datafusion::prelude::SessionContext) -> Self {
+        QueryContext {
+            ctx,
+            _scratch: None,
+        }
+    }
+}
+
+/// A context over a warehouse, or over logs ([`read_logs`]: in memory, only the `tables`
+/// built, all when `None`; or, when large, a temporary warehouse: a query of 2 GB of logs
+/// held 3.7 GB in memory, 0.6 GB so).
+pub(super) fn context(
+    source: &Source,
+    paths: &[PathBuf],
+    tables: Option<&[&'static str]>,
+) -> Result<QueryContext> {
+    match &source.warehouse {
+        Some(w) => {
+            if !paths.is_empty() {
+                bail!("give either --warehouse or log PATHs, not both");
+            }
+            Ok(runlog::query::context_from_warehouse(w)?.into())
+        }
+        None => match read_logs(source, paths)? {
+            Logs::Loaded(loaded) => {
+                let batches = match tables {
+                    Some(t) => loaded.some_batches(t)?,
+                    None => loaded.batches()?,
+                };
+                Ok(runlog::query::context_from_batches(batches)?.into())
+            }
+            Logs::Stored(scratch) => Ok(QueryContext {
+                ctx: runlog::query::context_from_warehouse(scratch.path())?,
+                _scratch: Some(Arc::new(scratch)),
+            }),
+        },
+    }
+}
+
+/// Log PATHs read for `query`, `report` or `replay`: in memory, or, when they are large
+/// ([`memory_for`]), through spill partitions into a temporary warehouse (removed when
+/// dropped), so that reading 2 GB of logs holds about what an ingest of them does.
+pub(super) enum Logs {
+    Loaded(Box<runlog::Loaded>),
+    Stored(tempfile::TempDir),
+}
+
+pub(super) fn read_logs(source: &Source, paths: &[PathBuf]) -> Result<Logs> {
+    if paths.is_empty() {
+        bail!("give log PATHs or --warehouse DIR");
+    }
+    let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
+    let (opts, bar) = ingest_options(&source.read, &resolved.inputs);
+    let logs = match memory_for(source.spill_partitions, &resolved.inputs) {
+        Memory::InMemory => {
+            runlog::load_inputs(&resolved.inputs, &opts, None).map(|l| Logs::Loaded(Box::new(l)))
+        }
+        memory => {
+            let scratch = tempfile::Builder::new()
+                .prefix("runlog-logs-")
+                .tempdir()
+                .context("making a temporary warehouse (set TMPDIR to choose where)")?;
+            let write = WriteOptions {
+                commit: CommitMode::Full,
+                memory,
+                max_rejects: None,
+                gc: runlog::commit::GcPolicy::default(),
+            };
+            runlog::pipeline::ingest_resolved(&resolved, &opts, scratch.path(), &write)
+                .map(|_| Logs::Stored(scratch))
+        }
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(logs?)
+}
+
+/// A context for the chosen engine: the local one over a warehouse or logs, or Ballista
+/// over a warehouse (its servers, when standalone, run on `rt`).
+pub(super) fn engine_context(
+    engine: &EngineArgs,
+    source: &Source,
+    paths: &[PathBuf],
+    tables: Option<&[&'static str]>,
+    rt: &tokio::runtime::Runtime,
+) -> Result<QueryContext> {
+    let which = match engine.engine {
+        EngineName::Local => runlog::engine::Engine::Local,
+        EngineName::Ballista => runlog::engine::Engine::Ballista,
+    };
+    if which == runlog::engine::Engine::Local && engine.scheduler.is_none() {
+        return context(source, paths, tables);
+    }
+    let Some(w) = &source.warehouse else {
+        bail!(
+            "--engine ballista reads a warehouse: ingest the logs first and give --warehouse DIR"
+        );
+    };
+    if !paths.is_empty() {
+        bail!("give either --warehouse or log PATHs, not both");
+    }
+    Ok(rt
+        .block_on(runlog::engine::context(
+            which,
+            w,
+            engine.scheduler.as_deref(),
+        ))?
+        .into())
+}
