@@ -1,3 +1,5 @@
+//! The reducer past the turns it looks through and the results it joins without a map.
+
 use super::*;
 
 fn event(seq: u64, session: &str, turn: Option<&str>, kind: &str, data: &str) -> Event {

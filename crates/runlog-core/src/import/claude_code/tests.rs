@@ -1,3 +1,6 @@
+//! The Claude Code importer on short transcripts: API error texts and lines, subagent files,
+//! local commands, and a main transcript linked to its Task subagent.
+
 use super::errors::api_error;
 use super::*;
 use crate::import::testing::{context, feed};

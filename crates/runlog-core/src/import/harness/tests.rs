@@ -1,3 +1,6 @@
+//! The harness importer on small persisted logs and captures: seqs of packed rows, held
+//! model errors, scrubbed capture ids, rejected approvals, sibling parents, odd records.
+
 use super::fields::sibling_parent;
 use super::*;
 use crate::import::testing::{context, feed};
