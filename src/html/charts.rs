@@ -331,39 +331,9 @@ pub(super) fn charts(s: &Section, outcomes: &mut Colours) -> Vec<(&'static str, 
             ),
         ),
         "error_codes" => {
-            add(
-                "error_codes_retryable",
-                "Errors per code and how many were retryable: as recorded vs as the code table expects (⚠ = mismatches)",
-                grouped_bars(
-                    s,
-                    "Error codes: retryable recorded vs expected",
-                    &["code"],
-                    &[
-                        ("errors", "errors", "s-total"),
-                        ("recorded_retryable", "retryable (recorded)", "s-rec"),
-                        ("expected_retryable", "retryable (expected)", "s-exp"),
-                    ],
-                    None,
-                    "",
-                    Some("mismatches"),
-                ),
-            );
-            add(
-                "error_codes_rates",
-                "Share of model errors retried and recovered, per code (n/a = no model errors)",
-                grouped_bars(
-                    s,
-                    "Error codes: retried and recovered rates",
-                    &["code"],
-                    &[
-                        ("retried", "retried", "s-rec"),
-                        ("recovered", "recovered", "ok"),
-                    ],
-                    Some(100.0),
-                    "%",
-                    None,
-                ),
-            );
+            for (id, caption, svg) in error_code_charts(s) {
+                add(id, caption, svg);
+            }
         }
         "runs" => add(
             "runs",
@@ -423,4 +393,44 @@ pub(super) fn charts(s: &Section, outcomes: &mut Colours) -> Vec<(&'static str, 
         _ => {}
     }
     out
+}
+
+/// The two charts of the error-code section: retryable recorded vs expected, and the
+/// retried and recovered rates.
+fn error_code_charts(s: &Section) -> [(&'static str, &'static str, Option<String>); 2] {
+    [
+        (
+            "error_codes_retryable",
+            "Errors per code and how many were retryable: as recorded vs as the code table expects (⚠ = mismatches)",
+            grouped_bars(
+                s,
+                "Error codes: retryable recorded vs expected",
+                &["code"],
+                &[
+                    ("errors", "errors", "s-total"),
+                    ("recorded_retryable", "retryable (recorded)", "s-rec"),
+                    ("expected_retryable", "retryable (expected)", "s-exp"),
+                ],
+                None,
+                "",
+                Some("mismatches"),
+            ),
+        ),
+        (
+            "error_codes_rates",
+            "Share of model errors retried and recovered, per code (n/a = no model errors)",
+            grouped_bars(
+                s,
+                "Error codes: retried and recovered rates",
+                &["code"],
+                &[
+                    ("retried", "retried", "s-rec"),
+                    ("recovered", "recovered", "ok"),
+                ],
+                Some(100.0),
+                "%",
+                None,
+            ),
+        ),
+    ]
 }
