@@ -56,7 +56,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         return baseline::run(&baseline, &source, &paths, &window, &engine, out);
     }
     let rt = runtime()?;
-    let tables = runlog::report::tables_used();
+    let tables = runlog::plan_tables::Demand::whole(runlog::report::tables_used());
     let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
     let report = rt.block_on(runlog::report::build_in(&ctx, &window))?;
     if let Some(p) = &html {

@@ -9,6 +9,7 @@
 mod drive;
 mod finish;
 pub mod finish_class;
+pub mod needs;
 mod record;
 mod rows;
 pub mod rules;
