@@ -184,6 +184,26 @@ const TOTALS_SQL: &str = "SELECT
     (SELECT CAST(max(ts) AS BIGINT) - CAST(min(ts) AS BIGINT) FROM events) AS span,
     (SELECT count(*) FROM files) AS files";
 
+/// The input files, for the header.
+const FILES_SQL: &str = "SELECT file FROM files ORDER BY file";
+
+/// Every SQL statement [`build`] runs (the sections with a time bucket filled in; the
+/// bucket changes no table or column read): what a report over raw logs must compute
+/// ([`crate::plan_tables::Demand`]).
+pub fn statements() -> Vec<String> {
+    let (unit, format) = time_unit(0);
+    let mut out: Vec<String> = [TOTALS_SQL, FILES_SQL, INTERVAL_SPAN_SQL]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    out.extend(
+        SECTIONS
+            .iter()
+            .map(|s| s.3.replace("{unit}", unit).replace("{format}", format)),
+    );
+    out
+}
+
 /// The span of the intervals' opening times in microseconds: it picks the time bucket.
 const INTERVAL_SPAN_SQL: &str =
     "SELECT CAST(max(opened_at) AS BIGINT) - CAST(min(opened_at) AS BIGINT) AS span FROM intervals";
@@ -293,7 +313,7 @@ pub async fn build(ctx: &SessionContext) -> Result<Report> {
             }
         }
     }
-    let (_, batches) = run_sql(ctx, "SELECT file FROM files ORDER BY file").await?;
+    let (_, batches) = run_sql(ctx, FILES_SQL).await?;
     let files: Vec<String> = to_strings(&batches)?
         .1
         .into_iter()

@@ -83,7 +83,7 @@ pub fn run(
         );
     }
     let rt = runtime()?;
-    let tables = runlog::report::tables_used();
+    let tables = runlog::plan_tables::Demand::whole(runlog::report::tables_used());
     let local = matches!(engine.engine, EngineName::Local) && engine.scheduler.is_none();
     let (current_ctx, baseline_ctx) =
         if args.baseline.is_empty() && local && source.warehouse.is_none() {

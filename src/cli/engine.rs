@@ -51,13 +51,13 @@ impl From<datafusion::prelude::SessionContext> for QueryContext {
     }
 }
 
-/// A context over a warehouse, or over logs ([`read_logs`]: in memory, only the `tables`
-/// built, all when `None`; or, when large, a temporary warehouse: a query of 2 GB of logs
-/// held 3.7 GB in memory, 0.6 GB so).
+/// A context over a warehouse, or over logs ([`read_logs`]: in memory, only the tables
+/// and columns `demand`ed built, from the events they depend on, all when `None`; or, when
+/// large, a temporary warehouse: a query of 2 GB of logs held 3.7 GB in memory, 0.6 GB so).
 pub(super) fn context(
     source: &Source,
     paths: &[PathBuf],
-    tables: Option<&[&'static str]>,
+    demand: Option<&runlog::plan_tables::Demand>,
 ) -> Result<QueryContext> {
     match &source.warehouse {
         Some(w) => {
@@ -66,14 +66,11 @@ pub(super) fn context(
             }
             Ok(runlog::query::context_from_warehouse(w)?.into())
         }
-        None => match read_logs(source, paths)? {
-            Logs::Loaded(loaded) => {
-                let batches = match tables {
-                    Some(t) => loaded.some_batches(t)?,
-                    None => loaded.batches()?,
-                };
-                Ok(runlog::query::context_from_batches(batches)?.into())
-            }
+        None => match read_logs(source, paths, demand.and_then(|d| d.keep()))? {
+            Logs::Loaded(loaded) => match demand {
+                Some(d) => Ok(d.context(&loaded)?.into()),
+                None => Ok(runlog::query::context_from_batches(loaded.batches()?)?.into()),
+            },
             Logs::Stored(scratch) => Ok(QueryContext {
                 ctx: runlog::query::context_from_warehouse(scratch.path())?,
                 _scratch: Some(Arc::new(scratch)),
@@ -90,12 +87,17 @@ pub(super) enum Logs {
     Stored(tempfile::TempDir),
 }
 
-pub(super) fn read_logs(source: &Source, paths: &[PathBuf]) -> Result<Logs> {
+pub(super) fn read_logs(
+    source: &Source,
+    paths: &[PathBuf],
+    keep: Option<runlog::event::KindSet>,
+) -> Result<Logs> {
     if paths.is_empty() {
         bail!("give log PATHs or --warehouse DIR");
     }
     let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
-    let (opts, bar) = ingest_options(&source.read, &resolved.inputs);
+    let (mut opts, bar) = ingest_options(&source.read, &resolved.inputs);
+    opts.keep = keep;
     let logs = match memory_for(source.spill_partitions, &resolved.inputs) {
         Memory::InMemory => {
             runlog::load_inputs(&resolved.inputs, &opts, None).map(|l| Logs::Loaded(Box::new(l)))
@@ -127,7 +129,7 @@ pub(super) fn engine_context(
     engine: &EngineArgs,
     source: &Source,
     paths: &[PathBuf],
-    tables: Option<&[&'static str]>,
+    demand: Option<&runlog::plan_tables::Demand>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<QueryContext> {
     let which = match engine.engine {
@@ -135,7 +137,7 @@ pub(super) fn engine_context(
         EngineName::Ballista => runlog::engine::Engine::Ballista,
     };
     if which == runlog::engine::Engine::Local && engine.scheduler.is_none() {
-        return context(source, paths, tables);
+        return context(source, paths, demand);
     }
     let Some(w) = &source.warehouse else {
         bail!(

@@ -31,7 +31,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let sql_arg = args.pop().expect("clap requires one argument");
     let paths: Vec<PathBuf> = args.into_iter().map(PathBuf::from).collect();
     let sql = runlog::query::load_sql(&sql_arg)?;
-    let tables = runlog::query::tables_for_window(&runlog::query::tables_referenced(&sql), &window);
+    let tables = runlog::plan_tables::Demand::of(&[&sql], &window);
     let rt = runtime()?;
     let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
     rt.block_on(runlog::query::restrict_to_window(&ctx, &window))?;

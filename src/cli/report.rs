@@ -56,7 +56,11 @@ pub fn run(args: ReportArgs) -> Result<()> {
         return baseline::run(&baseline, &source, &paths, &window, &engine, out);
     }
     let rt = runtime()?;
-    let tables = runlog::report::tables_used();
+    // The timeline pages read more of the tables than the report's statements.
+    let tables = match html_dir {
+        Some(_) => runlog::plan_tables::Demand::whole(runlog::report::tables_used()),
+        None => runlog::plan_tables::Demand::of(&runlog::report::statements(), &window),
+    };
     let ctx = engine_context(&engine, &source, &paths, Some(&tables), &rt)?;
     let report = rt.block_on(runlog::report::build_in(&ctx, &window))?;
     if let Some(p) = &html {

@@ -181,6 +181,59 @@ pub fn parse_common_after<'l>(line: &'l str, last: &mut LastMinute) -> Option<En
     })
 }
 
+/// What a reader that keeps some types only needs to know of a line first: its `seq`,
+/// `root` and `type`, as the line's own bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head<'a> {
+    pub seq: u64,
+    pub root: &'a [u8],
+    pub kind: &'a [u8],
+}
+
+/// The [`Head`] of a line that opens in the common shape
+/// (`{"seq":N,"ts":"…","root":"…","session":"…"[,"turn":…],"type":"…"`), read up to the
+/// end of `type` and no further: nothing after it, the payload included, is looked at,
+/// and `ts` is not parsed. `None` for a line that opens another way. Whether the line is
+/// an event at all is not known from this: only the whole line says ([`parse_common`]).
+pub fn peek_head(line: &[u8]) -> Option<Head<'_>> {
+    // Only byte spans are read (`plain_string`), never `text`.
+    let mut s = Scan {
+        text: "",
+        b: line,
+        i: 0,
+    };
+    s.ws();
+    s.eat(b'{')?;
+    s.ws();
+    if !(s.at(b"\"seq\":") && matches!(s.byte(6), Some(b'0'..=b'9'))) {
+        return None;
+    }
+    s.i += 6;
+    let seq = s.seq()?;
+    if !s.field(b",\"ts\":", b'"') {
+        return None;
+    }
+    s.plain_string()?;
+    if !s.field(b",\"root\":", b'"') {
+        return None;
+    }
+    let root = s.plain_string()?;
+    if !s.field(b",\"session\":", b'"') {
+        return None;
+    }
+    s.plain_string()?;
+    if s.field(b",\"turn\":", b'"') {
+        s.plain_string()?;
+    } else if s.field(b",\"turn\":", b'n') {
+        s.literal(b"null")?;
+    }
+    if !s.field(b",\"type\":", b'"') {
+        return None;
+    }
+    let kind = s.plain_string()?;
+    Some(Head { seq, root, kind })
+}
+
 /// `Some(v)` when the field was not seen before.
 fn once<'a>(prev: Option<&'a str>, v: &'a str) -> Option<&'a str> {
     match prev {

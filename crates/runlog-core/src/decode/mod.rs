@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use crate::event::{Event, Kind, PayloadIndex};
 
 mod fast;
-pub use fast::{parse_ts_common, Envelope, LastMinute};
+pub use fast::{parse_ts_common, peek_head, Envelope, Head, LastMinute};
 
 /// Bytes of a rejected line kept as its excerpt.
 pub const EXCERPT_BYTES: usize = 200;

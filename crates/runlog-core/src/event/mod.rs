@@ -9,9 +9,11 @@
 pub type Id = arcstr::ArcStr;
 
 pub mod data;
+pub mod kind_set;
 pub mod payload;
 
 pub use data::{prefetched, Data, DataArena};
+pub use kind_set::KindSet;
 pub use payload::PayloadIndex;
 
 /// One kept event of a recorded session log.

@@ -48,6 +48,21 @@ pub fn excerpt_conflicts(files: &[Input], ing: &mut Ingested, opts: &IngestOptio
 
 /// The excerpts of the given lines (1-based) of a file, read as ingest reads it.
 fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u64, String>> {
+    let mut out = HashMap::new();
+    for_lines(path, lines, max, |n, l| {
+        out.insert(n, excerpt(l));
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` with each of the given lines (1-based) of a file, read as ingest reads it
+/// (a byte order mark at the start skipped, a line longer than `max` passed over).
+pub(super) fn for_lines(
+    path: &Path,
+    lines: &[u64],
+    max: usize,
+    mut f: impl FnMut(u64, &[u8]),
+) -> io::Result<()> {
     let mut raw = BufReader::with_capacity(1 << 16, File::open(path)?);
     let head = raw.fill_buf()?;
     let mut r: Box<dyn BufRead> = if head.starts_with(&[0x1f, 0x8b]) {
@@ -60,7 +75,6 @@ fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u
         Box::new(raw)
     };
     let last = lines.iter().copied().max().unwrap_or(0);
-    let mut out = HashMap::new();
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     while line_no < last {
@@ -74,12 +88,12 @@ fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u
                     if line_no == 1 && l.starts_with(b"\xEF\xBB\xBF") {
                         l = &l[3..];
                     }
-                    out.insert(line_no, excerpt(l));
+                    f(line_no, l);
                 }
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Whether two events with the same root and seq have the same content (as JSON values):

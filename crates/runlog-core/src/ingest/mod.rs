@@ -8,12 +8,14 @@
 //! This file drives the steps (discover, read in parallel, assemble); the types they share
 //! and hand to callers are in `types`, each step in its own file. Each file uses only those
 //! before it: `ids` (shared ids) → [`partitions`] (the spill's files) → `types` →
-//! `discover` → `read` → `imported` → `assemble` → [`spill`] (the spilled ingest) → this one.
+//! `discover` → `read` → `imported` → `assemble` → [`keep`] (reading some types only) →
+//! [`spill`] (the spilled ingest) → this one.
 
 mod assemble;
 mod discover;
 mod ids;
 mod imported;
+pub mod keep;
 pub mod partitions;
 mod read;
 pub mod spill;
@@ -112,14 +114,28 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
                 whole.events.append(&mut r.events);
                 whole.grouped.append(&mut r.grouped);
                 whole.rejects.append(&mut r.rejects);
+                whole.blockers.append(&mut r.blockers);
                 whole.line_count += r.line_count;
             }
             _ => parsed.push(r),
         }
         last_file = Some(file);
     }
+    let blockers: Vec<Vec<keep::Blocker>> = parsed
+        .iter_mut()
+        .map(|r| std::mem::take(&mut r.blockers))
+        .collect();
     let mut ing = assemble(parsed);
     excerpt_conflicts(files, &mut ing, opts);
+    if let Some(kinds) = opts.keep.filter(|_| opts.spill.is_none()) {
+        if !keep::settle(&mut ing, &blockers, files, opts, kinds) {
+            let whole = IngestOptions {
+                keep: None,
+                ..opts.clone()
+            };
+            return read_inputs(files, &whole);
+        }
+    }
     Ok(ing)
 }
 

@@ -4,12 +4,13 @@
 
 use super::discover::{relative_name, Input};
 use super::ids::Ids;
+use super::keep::{kind_of, root_key, Blocker};
 use super::partitions::SpillBatch;
 use super::{FileSummary, IngestOptions, Reject};
 use crate::decode::{excerpt, EXCERPT_BYTES};
-use crate::decode::{parse_envelope_after, parse_line_general, LastMinute};
+use crate::decode::{parse_envelope_after, parse_line_general, peek_head, LastMinute};
 use crate::error::{Error, Result};
-use crate::event::{Event, Id};
+use crate::event::{Event, Id, Kind, KindSet};
 use crate::import::{self, FileContext, Format};
 use std::collections::HashMap;
 use std::fs::File;
@@ -153,6 +154,8 @@ pub struct FileRead {
     /// Canonical events kept in memory, in the order read, numbered by root ([`Grouped`]).
     pub grouped: Vec<Grouped>,
     pub rejects: Vec<Reject>,
+    /// Lines of types not kept ([`IngestOptions::keep`]), in the order read.
+    pub blockers: Vec<Blocker>,
     /// Lines the reader went through, blank and rejected ones included (the last line
     /// number it gave).
     pub line_count: u64,
@@ -168,6 +171,9 @@ impl FileRead {
         }
         for rej in &mut self.rejects {
             rej.line += shift;
+        }
+        for b in &mut self.blockers {
+            b.line += shift;
         }
     }
 }
@@ -349,7 +355,10 @@ fn read_lines<R: BufRead>(
 ) {
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
-    let mut lines = LineSink::new(ctx, opts.format, opts.spill.as_deref().map(SpillBatch::new));
+    let spill = opts.spill.as_deref().map(SpillBatch::new);
+    // A spilled read keeps every event.
+    let keep = opts.keep.filter(|_| spill.is_none());
+    let mut lines = LineSink::new(ctx, opts.format, spill, keep);
     loop {
         // A line that is whole in the reader's buffer is read there, without a copy; the
         // rest (a line across the buffer's end, a long one) by `next_line`.
@@ -425,6 +434,9 @@ struct LineSink<'c> {
     ids: Ids,
     /// The minute of the last timestamp decoded (see [`LastMinute`]).
     last_minute: LastMinute,
+    /// The kinds of canonical events kept (`None`: all); the other lines become
+    /// [`Blocker`]s.
+    keep: Option<KindSet>,
 }
 
 enum Held {
@@ -433,7 +445,12 @@ enum Held {
 }
 
 impl<'c> LineSink<'c> {
-    fn new(ctx: &'c FileContext, format: Format, spill: Option<SpillBatch<'c>>) -> Self {
+    fn new(
+        ctx: &'c FileContext,
+        format: Format,
+        spill: Option<SpillBatch<'c>>,
+        keep: Option<KindSet>,
+    ) -> Self {
         let mut sink = LineSink {
             ctx,
             format,
@@ -445,6 +462,7 @@ impl<'c> LineSink<'c> {
             grouper: Grouper::default(),
             ids: Ids::default(),
             last_minute: LastMinute::default(),
+            keep,
         };
         if format != Format::Auto {
             sink.decide(format);
@@ -499,6 +517,21 @@ impl<'c> LineSink<'c> {
         match &mut self.importer {
             None => {
                 let file = self.ctx.file_idx;
+                if let Some(keep) = self.keep {
+                    // A line of a type not kept is read no further than its type.
+                    if let Some(h) = peek_head(line) {
+                        if kind_of(h.kind).is_some_and(|k| !keep.contains(k)) {
+                            out.blockers.push(Blocker {
+                                key: root_key(h.root),
+                                seq: h.seq,
+                                file,
+                                line: line_no,
+                            });
+                            return;
+                        }
+                    }
+                }
+                let keep = self.keep;
                 let env = parse_envelope_after(line, &mut self.last_minute);
                 let decoded = match (env, &mut self.spill) {
                     (Some(env), Some(spill)) => {
@@ -507,12 +540,12 @@ impl<'c> LineSink<'c> {
                     }
                     (Some(env), None) => {
                         let ev = self.ids.event(&env, file, line_no);
-                        self.grouper.push(out, ev);
+                        keep_or_block(&mut self.grouper, out, ev, keep);
                         Ok(())
                     }
                     (None, spill) => general(line, file, line_no).map(|ev| match spill {
                         Some(spill) => spill.event(&ev),
-                        None => self.grouper.push(out, ev),
+                        None => keep_or_block(&mut self.grouper, out, ev, keep),
                     }),
                 };
                 if let Err(reason) = decoded {
@@ -601,6 +634,20 @@ impl<'c> LineSink<'c> {
         self.grouper.flush(out);
         out.summary.format = self.format.name().to_string();
         out.format = self.format;
+    }
+}
+
+/// A canonical event read into memory: grouped, or, when its kind is not kept, left as
+/// a [`Blocker`].
+fn keep_or_block(grouper: &mut Grouper, out: &mut FileRead, ev: Event, keep: Option<KindSet>) {
+    match keep {
+        Some(k) if !k.contains(Kind::of(&ev.kind)) => out.blockers.push(Blocker {
+            key: root_key(ev.root.as_bytes()),
+            seq: ev.seq,
+            file: ev.file,
+            line: ev.line,
+        }),
+        _ => grouper.push(out, ev),
     }
 }
 

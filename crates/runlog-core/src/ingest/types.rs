@@ -27,6 +27,12 @@ pub struct IngestOptions {
     /// a line; pieces are smaller when the inputs are, so that every thread has several);
     /// 0 reads every file whole.
     pub split_bytes: u64,
+    /// The kinds of events to keep (`None`: every event). A question whose tables depend
+    /// on a few types only (`reduce::needs`) reads every other line no further than its
+    /// `seq`, `root` and `type`, and keeps of it only what settles conflicts
+    /// ([`super::keep`]). Ignored when spilling. The tables that depend on other events
+    /// (`events`, `rejects`, `files`, `agents`, ...) are then not to be built.
+    pub keep: Option<crate::event::KindSet>,
 }
 
 /// Default [`IngestOptions::split_bytes`]: pieces small enough that two cores finish
@@ -42,6 +48,7 @@ impl Default for IngestOptions {
             progress: None,
             spill: None,
             split_bytes: DEFAULT_SPLIT_BYTES,
+            keep: None,
         }
     }
 }
@@ -53,6 +60,7 @@ impl std::fmt::Debug for IngestOptions {
             .field("format", &self.format)
             .field("progress", &self.progress.is_some())
             .field("split_bytes", &self.split_bytes)
+            .field("keep", &self.keep)
             .finish()
     }
 }

@@ -12,6 +12,7 @@ mod events;
 mod finish;
 pub mod finish_class;
 mod intervals;
+pub mod needs;
 mod record;
 mod rows;
 pub mod rules;

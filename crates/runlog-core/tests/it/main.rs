@@ -7,6 +7,7 @@ mod common;
 mod decode_fast;
 mod inferred_endings;
 mod line_accounting;
+mod needs;
 mod oracle;
 mod otlp_producers;
 mod payload_walker;

@@ -1,0 +1,152 @@
+//! Reading for a question whose tables depend on a few event types only
+//! ([`IngestOptions::keep`]). A canonical line of another type is read no further than its
+//! `seq`, `root` and `type` ([`crate::decode::peek_head`]): its payload is never looked
+//! at, and it becomes no event. What a full ingest would have done with it matters only
+//! where it shares a root and `seq` with a kept event (docs/semantics.md §1: the first of
+//! the two in input order is kept, the other is a conflict). So each such line leaves a
+//! [`Blocker`] (a key of its root, its `seq`, file and line), and [`settle`] finds the
+//! places where one meets a kept event; there, and only there, the line is read again and
+//! decoded in full, and when it is an event read before the kept one, the kept event goes,
+//! as a full ingest would have rejected it.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use rayon::prelude::*;
+
+use super::assemble::for_lines;
+use super::{IngestOptions, Ingested, Input};
+use crate::event::{Kind, KindSet};
+use crate::import::Format;
+
+/// A line of a type not kept: where it is, and its root (as a key) and `seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Blocker {
+    /// [`root_key`] of its root.
+    pub key: u64,
+    pub seq: u64,
+    pub file: u32,
+    pub line: u64,
+}
+
+/// A key of a root's bytes (equal roots, equal keys; a match is confirmed on the text).
+#[inline]
+pub fn root_key(root: &[u8]) -> u64 {
+    foldhash::fast::FixedState::with_seed(0x5eed).hash_one(root)
+}
+
+/// The kind of a type named by `kind`'s bytes (`None`: not UTF-8).
+#[inline]
+pub fn kind_of(kind: &[u8]) -> Option<Kind> {
+    std::str::from_utf8(kind).ok().map(Kind::of)
+}
+
+/// Makes the assembled agents of a read under `keep` hold what a full ingest's hold of the
+/// kinds kept: drops the events of other kinds (an imported file's, decoded whole), and
+/// each kept event that a valid line of another type, read before it, displaced (see the
+/// module's header). `false` when that cannot be told here: an agent with events of an
+/// imported file (whose `seq`s are numbered anew from all its events, without conflicts)
+/// shares its root with a blocker; the inputs must then be read whole.
+pub(super) fn settle(
+    ing: &mut Ingested,
+    blockers: &[Vec<Blocker>],
+    files: &[Input],
+    opts: &IngestOptions,
+    keep: KindSet,
+) -> bool {
+    let imported: Vec<bool> = ing
+        .files
+        .iter()
+        .map(|f| f.format != Format::Runlog.name())
+        .collect();
+    if imported.iter().any(|&i| i) {
+        let mixed: std::collections::HashSet<u64> = ing
+            .agents
+            .iter()
+            .filter(|a| a.events.iter().any(|e| imported[e.file as usize]))
+            .map(|a| root_key(a.root.as_bytes()))
+            .collect();
+        let clash = blockers
+            .par_iter()
+            .any(|bs| bs.iter().any(|b| mixed.contains(&b.key)));
+        if clash {
+            return false;
+        }
+        ing.agents.par_iter_mut().for_each(|a| {
+            a.events.retain(|e| keep.contains(e.index.kind(&e.kind)));
+        });
+    }
+    let hits = meetings(ing, blockers);
+    if !hits.is_empty() {
+        displace(ing, hits, files, opts, keep);
+    }
+    ing.agents.retain(|a| !a.events.is_empty());
+    true
+}
+
+/// The blockers that share a root key and `seq` with a kept event: (agent, event, blocker).
+fn meetings(ing: &Ingested, blockers: &[Vec<Blocker>]) -> Vec<(usize, usize, Blocker)> {
+    if blockers.iter().all(Vec::is_empty) {
+        return Vec::new();
+    }
+    let mut at: HashMap<(u64, u64), (usize, usize), foldhash::fast::RandomState> =
+        HashMap::default();
+    for (a, agent) in ing.agents.iter().enumerate() {
+        let key = root_key(agent.root.as_bytes());
+        for (i, ev) in agent.events.iter().enumerate() {
+            at.insert((key, ev.seq), (a, i));
+        }
+    }
+    blockers
+        .par_iter()
+        .flat_map_iter(|bs| {
+            bs.iter()
+                .filter_map(|b| at.get(&(b.key, b.seq)).map(|&(a, i)| (a, i, *b)))
+        })
+        .collect()
+}
+
+/// Reads the blockers' lines again, whole; drops each kept event that a valid event of
+/// another kind, of its root and `seq`, precedes in input order.
+fn displace(
+    ing: &mut Ingested,
+    mut hits: Vec<(usize, usize, Blocker)>,
+    files: &[Input],
+    opts: &IngestOptions,
+    keep: KindSet,
+) {
+    hits.sort_by_key(|&(_, _, b)| (b.file, b.line));
+    let mut gone: Vec<(usize, usize)> = Vec::new();
+    for group in hits.chunk_by(|x, y| x.2.file == y.2.file) {
+        let Some(input) = files.get(group[0].2.file as usize) else {
+            continue;
+        };
+        let lines: Vec<u64> = group.iter().map(|h| h.2.line).collect();
+        let mut valid: HashMap<u64, (String, u64, Kind)> = HashMap::new();
+        // A file that cannot be read again leaves its kept events as they are.
+        let _ = for_lines(&input.path, &lines, opts.max_line_bytes, |n, l| {
+            if let Ok(ev) = crate::decode::parse_line(l) {
+                valid.insert(n, (ev.root.to_string(), ev.seq, Kind::of(&ev.kind)));
+            }
+        });
+        for &(a, i, b) in group {
+            let agent = &ing.agents[a];
+            let ev = &agent.events[i];
+            let Some((root, seq, kind)) = valid.get(&b.line) else {
+                continue;
+            };
+            let displaces = *root == agent.root
+                && *seq == ev.seq
+                && !keep.contains(*kind)
+                && (b.file, b.line) < (ev.file, ev.line);
+            if displaces {
+                gone.push((a, i));
+            }
+        }
+    }
+    gone.sort_unstable();
+    gone.dedup();
+    for &(a, i) in gone.iter().rev() {
+        ing.agents[a].events.remove(i);
+    }
+}

@@ -1,0 +1,296 @@
+//! What a question over raw log files must compute: the tables its statements read and,
+//! from DataFusion's optimized plans, the columns of each table they read; from those, the
+//! event types the answer depends on (`reduce::needs`). A read of the logs then keeps only
+//! those events ([`crate::ingest::IngestOptions::keep`]), and the tables are registered
+//! with only the columns read, the ones computed exactly from the events kept.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::MemTable;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::error::Result;
+use crate::event::KindSet;
+use crate::query::TimeWindow;
+use crate::store;
+
+/// The tables a question reads, the columns of each it reads, and, when those depend on
+/// a few event types only, those types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Demand {
+    /// The tables to build (see [`crate::query::tables_referenced`]).
+    pub tables: Vec<&'static str>,
+    /// The columns read of each table (`None`: every column).
+    pub columns: Option<BTreeMap<&'static str, Vec<String>>>,
+    /// The kinds of events those columns depend on (`None`: every event); set only with
+    /// `columns`.
+    pub keep: Option<KindSet>,
+}
+
+impl Demand {
+    /// Every column of every table named, from every event.
+    pub fn whole(tables: Vec<&'static str>) -> Demand {
+        Demand {
+            tables,
+            columns: None,
+            keep: None,
+        }
+    }
+
+    /// The demand of the SQL statements `sqls` run under `window`. A window's views read
+    /// more than the statements name, so under a window every column and every event is
+    /// needed.
+    pub fn of<S: AsRef<str>>(sqls: &[S], window: &TimeWindow) -> Demand {
+        let mut tables: Vec<&'static str> = Vec::new();
+        for sql in sqls {
+            for t in crate::query::tables_referenced(sql.as_ref()) {
+                if !tables.contains(&t) {
+                    tables.push(t);
+                }
+            }
+        }
+        let tables = crate::query::tables_for_window(&tables, window);
+        if !window.is_all() {
+            return Demand::whole(tables);
+        }
+        let columns = columns_read(sqls, &tables);
+        let keep = columns.as_ref().and_then(|cols| {
+            crate::reduce::needs::kinds_for(cols.iter().map(|(t, c)| (*t, c.clone())))
+        });
+        Demand {
+            tables,
+            columns,
+            keep,
+        }
+    }
+
+    /// The kinds of events to keep when reading the logs (`None`: all).
+    pub fn keep(&self) -> Option<KindSet> {
+        self.keep
+    }
+
+    /// A context over the tables of `loaded` (read with [`Demand::keep`]): those
+    /// demanded, each with the columns read when they are known.
+    pub fn context(&self, loaded: &crate::Loaded) -> Result<SessionContext> {
+        let Some(cols) = &self.columns else {
+            return crate::query::context_from_batches(loaded.some_batches(&self.tables)?);
+        };
+        // The events table is built with its columns read only; the others are small.
+        let others: Vec<&'static str> = self
+            .tables
+            .iter()
+            .copied()
+            .filter(|t| *t != "events")
+            .collect();
+        let mut batches = loaded.some_batches(&others)?;
+        if self.tables.contains(&"events") {
+            let read = cols.get("events").cloned().unwrap_or_default();
+            let events = crate::events_projected::events_batches_of(&loaded.ingested, &read)?;
+            batches.insert("events", events);
+        }
+        let ctx =
+            SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
+        for (table, batches) in batches {
+            let schema = store::schema(table);
+            let read = cols.get(table).map(Vec::as_slice).unwrap_or_default();
+            let indices: Vec<usize> = (0..schema.fields().len())
+                .filter(|&i| read.iter().any(|c| c == schema.field(i).name()))
+                .collect();
+            let projected = Arc::new(schema.project(&indices)?);
+            let batches = batches
+                .iter()
+                .map(|b| {
+                    if b.num_columns() == indices.len() {
+                        Ok(b.clone())
+                    } else {
+                        b.project(&indices)
+                    }
+                })
+                .collect::<std::result::Result<Vec<RecordBatch>, _>>()?;
+            let mem = MemTable::try_new(projected, vec![batches])?;
+            ctx.register_table(table, Arc::new(mem))?;
+        }
+        Ok(ctx)
+    }
+}
+
+/// The columns each of `tables` is read for by `sqls`, from the table scans of their
+/// optimized plans over empty tables (a table's filters' columns included); `None` when a
+/// statement cannot be planned here, or reads a table without scanning it.
+fn columns_read<S: AsRef<str>>(
+    sqls: &[S],
+    tables: &[&'static str],
+) -> Option<BTreeMap<&'static str, Vec<String>>> {
+    let ctx = SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
+    for &t in store::TABLES {
+        let mem = MemTable::try_new(store::schema(t), vec![vec![]]).ok()?;
+        ctx.register_table(t, Arc::new(mem)).ok()?;
+    }
+    let state = ctx.state();
+    let mut out: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    for sql in sqls {
+        // Planning over memory tables waits on nothing: no runtime needed.
+        let plan = futures::executor::block_on(state.create_logical_plan(sql.as_ref())).ok()?;
+        let plan = state.optimize(&plan).ok()?;
+        let mut scans_ok = true;
+        plan.apply_with_subqueries(|node| {
+            if let LogicalPlan::TableScan(scan) = node {
+                let Some(&table) = store::TABLES
+                    .iter()
+                    .find(|t| **t == scan.table_name.table())
+                else {
+                    scans_ok = false;
+                    return Ok(TreeNodeRecursion::Stop);
+                };
+                let schema = store::schema(table);
+                let cols = out.entry(table).or_default();
+                let mut add = |name: &str| {
+                    if !cols.iter().any(|c| c == name) {
+                        cols.push(name.to_string());
+                    }
+                };
+                match &scan.projection {
+                    Some(p) => p.iter().for_each(|&i| add(schema.field(i).name())),
+                    None => schema.fields().iter().for_each(|f| add(f.name())),
+                }
+                for f in &scan.filters {
+                    f.column_refs().iter().for_each(|c| add(&c.name));
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .ok()?;
+        if !scans_ok {
+            return None;
+        }
+    }
+    // A table named but never scanned (DESCRIBE, say) is read whole.
+    for &t in tables {
+        if !out.contains_key(t) {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Kind;
+
+    fn demand(sql: &str) -> Demand {
+        Demand::of(&[sql], &TimeWindow::default())
+    }
+
+    #[test]
+    fn finish_reasons_need_the_interval_events_only() {
+        let sql = std::fs::read_to_string("queries/finish_reasons.sql").unwrap();
+        let d = demand(&sql);
+        assert_eq!(d.tables, vec!["intervals"]);
+        let (cols, kinds) = (d.columns.expect("columns"), d.keep.expect("some events"));
+        let mut read = cols["intervals"].clone();
+        read.sort();
+        assert_eq!(read, vec!["finish_class", "finish_reason", "status"]);
+        let mut k: Vec<Kind> = kinds.kinds().collect();
+        k.sort_by_key(|k| *k as u8);
+        assert_eq!(k, vec![Kind::InboxReceipt, Kind::AgentIdle, Kind::TurnEnd]);
+    }
+
+    #[test]
+    fn counts_filters_and_joins_name_their_columns() {
+        let d = demand("SELECT count(*) FROM intervals");
+        assert_eq!(
+            d.keep(),
+            crate::reduce::needs::kinds_for([("intervals", Vec::<&str>::new())])
+        );
+        let d = demand("SELECT root FROM intervals WHERE model_calls > 2");
+        assert!(d.keep().unwrap().contains(Kind::ModelEnd));
+        let d = demand(
+            "SELECT i.root FROM intervals i JOIN errors e ON i.root = e.root WHERE e.code = 'x'",
+        );
+        let keep = d.keep().unwrap();
+        assert!(keep.contains(Kind::RunFailed) && keep.contains(Kind::InboxReceipt));
+    }
+
+    #[test]
+    fn every_event_where_a_column_or_table_needs_them() {
+        for sql in [
+            "SELECT sum(seq_gaps) FROM intervals",
+            "SELECT * FROM intervals",
+            "SELECT count(*) FROM events",
+            "SELECT * FROM rejects",
+            "SELECT count(*) FROM agents",
+            "DESCRIBE intervals",
+            "SELECT nonsense FROM",
+        ] {
+            assert_eq!(demand(sql).keep(), None, "{sql}");
+        }
+        let window = TimeWindow {
+            since: Some(0),
+            until: None,
+        };
+        assert_eq!(
+            Demand::of(&["SELECT finish_reason FROM intervals"], &window).keep(),
+            None
+        );
+    }
+
+    /// Each statement's answer over the tables [`Demand::context`] builds from a read
+    /// under [`Demand::keep`] is its answer over every table read whole, on a generated log
+    /// with anomalies.
+    #[test]
+    fn answers_are_those_of_a_whole_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = runlog_gen::GenOptions {
+            agents: 150,
+            files: 3,
+            anomalies: 0.1,
+            layout: runlog_gen::Layout::Scattered,
+            ..Default::default()
+        };
+        runlog_gen::write(&opts, dir.path()).unwrap();
+        let paths = [dir.path().to_path_buf()];
+        let whole = crate::load(&paths, &Default::default()).unwrap();
+        let all = crate::query::context_from_batches(whole.batches().unwrap()).unwrap();
+        let finish = std::fs::read_to_string("queries/finish_reasons.sql").unwrap();
+        let mut sqls: Vec<String> = vec![
+            finish,
+            "SELECT count(*) FROM intervals".into(),
+            "SELECT status, sum(turns), sum(errors), sum(input_tokens) FROM intervals GROUP BY 1 ORDER BY 1".into(),
+            "SELECT code, count(*) FROM errors GROUP BY 1 ORDER BY 1".into(),
+            "SELECT count(*), min(ts), max(root) FROM events".into(),
+        ];
+        sqls.extend(crate::report::statements());
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let mut kept_some = 0;
+        for sql in &sqls {
+            let d = Demand::of(&[sql], &TimeWindow::default());
+            let opts = crate::IngestOptions {
+                keep: d.keep(),
+                ..Default::default()
+            };
+            kept_some += usize::from(d.keep().is_some());
+            let some = crate::load(&paths, &opts).unwrap();
+            let ctx = d.context(&some).unwrap();
+            let show = |ctx: &SessionContext| {
+                let (_, b) = rt.block_on(crate::query::run_sql(ctx, sql)).unwrap();
+                datafusion::arrow::util::pretty::pretty_format_batches(&b)
+                    .unwrap()
+                    .to_string()
+            };
+            assert_eq!(show(&all), show(&ctx), "{sql}");
+        }
+        assert!(kept_some >= 4);
+        // The report's statements together: every table, with the columns they read.
+        let d = Demand::of(&crate::report::statements(), &TimeWindow::default());
+        assert_eq!(d.keep(), None);
+        let cols = d.columns.expect("the report's columns are known");
+        let mut events = cols["events"].clone();
+        events.sort();
+        assert_eq!(events, vec!["root", "source", "ts"]);
+    }
+}
