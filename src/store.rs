@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::event::{prefetched, Event, PayloadIndex, Voice};
 use crate::ingest::{FileSummary, Ingested};
 use crate::reduce::Derived;
+use runlog_core::table::{ColumnDef, ColumnKind, ColumnVisitor, Row, Table, EVENTS_COLUMNS};
 
 #[cfg(test)]
 mod chunk_test_support;
@@ -60,164 +61,27 @@ fn ts_type() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
 }
 
-fn f(name: &str, dt: DataType, nullable: bool) -> Field {
-    Field::new(name, dt, nullable)
+/// The Arrow type of a column of this kind.
+fn data_type(kind: ColumnKind) -> DataType {
+    use ColumnKind::*;
+    match kind {
+        Text | OptText => DataType::Utf8,
+        Int | OptInt => DataType::Int64,
+        Bool | OptBool => DataType::Boolean,
+        Ts | OptTs => ts_type(),
+    }
 }
 
-/// The schema of a table.
+/// The schema of a table, from its columns' definition ([`runlog_core::table`]).
 pub fn schema(table: &str) -> SchemaRef {
-    use DataType::{Boolean as B, Int64 as I, Utf8 as S};
-    let t = ts_type;
-    let fields = match table {
-        "events" => vec![
-            f("root", S, false),
-            f("session", S, false),
-            f("turn", S, true),
-            f("seq", I, false),
-            f("ts", t(), false),
-            f("type", S, false),
-            f("voice", S, false),
-            f("file", S, false),
-            f("line", I, false),
-            f("data", S, false),
-            f("source", S, false),
-        ],
-        "intervals" => vec![
-            f("root", S, false),
-            f("open_seq", I, false),
-            f("close_seq", I, true),
-            f("opened_at", t(), false),
-            f("closed_at", t(), true),
-            f("status", S, false),
-            f("finish_reason", S, true),
-            f("protocol_error", I, true),
-            f("message_id", S, true),
-            f("joined_messages", I, false),
-            f("turns", I, false),
-            f("model_calls", I, false),
-            f("errors", I, false),
-            f("tool_calls", I, false),
-            f("input_tokens", I, false),
-            f("output_tokens", I, false),
-            f("busy", I, false),
-            f("conflicts", I, false),
-            f("seq_gaps", I, false),
-            f("inferred", B, false),
-            f("finish_class", S, true),
-        ],
-        "turns" => vec![
-            f("root", S, false),
-            f("session", S, false),
-            f("turn", S, false),
-            f("is_root", B, false),
-            f("interval_open_seq", I, true),
-            f("start_seq", I, false),
-            f("end_seq", I, true),
-            f("state", S, true),
-            f("stop_reason", S, true),
-            f("cause", S, true),
-            f("outcome", S, true),
-            f("error_code", S, true),
-            f("text_len", I, true),
-            f("tool_calls", I, false),
-            f("model_calls", I, false),
-            f("input_tokens", I, false),
-            f("output_tokens", I, false),
-            f("protocol_error", I, true),
-            f("inferred", B, false),
-            f("finish_class", S, true),
-        ],
-        "errors" => vec![
-            f("root", S, false),
-            f("session", S, false),
-            f("turn", S, true),
-            f("seq", I, false),
-            f("ts", t(), false),
-            f("source", S, false),
-            f("code", S, true),
-            f("message", S, true),
-            f("retryable", B, false),
-            f("http_status", I, true),
-            f("details_reason", S, true),
-            f("retryable_expected", B, true),
-            f("retryable_mismatch", B, true),
-            f("status_consistent", B, true),
-            f("retried", B, true),
-            f("recovered", B, true),
-        ],
-        "tool_calls" => vec![
-            f("root", S, false),
-            f("session", S, false),
-            f("turn", S, true),
-            f("call_id", S, true),
-            f("seq", I, false),
-            f("name", S, true),
-            f("arguments", S, true),
-            f("status", S, true),
-            f("detail", S, true),
-        ],
-        "callbacks" => vec![
-            f("root", S, false),
-            f("session", S, false),
-            f("turn", S, true),
-            f("callback_id", S, true),
-            f("kind", S, true),
-            f("title", S, true),
-            f("open_seq", I, false),
-            f("close_seq", I, true),
-            f("closed_by", S, true),
-        ],
-        "runs" => vec![
-            f("root", S, false),
-            f("run_id", S, true),
-            f("attempt", I, true),
-            f("start_seq", I, false),
-            f("settle_seq", I, true),
-            f("settle", S, false),
-            f("output_status", S, true),
-            f("wait_for_kind", S, true),
-            f("assistant_text_len", I, true),
-            f("provisional_tail", B, false),
-            f("error_code", S, true),
-            f("assistant_deltas", I, false),
-            f("reasoning_deltas", I, false),
-            f("progress_events", I, false),
-            f("tool_events", I, false),
-            f("log_events", I, false),
-            f("interaction_events", I, false),
-        ],
-        "rejects" => vec![
-            f("file", S, false),
-            f("line", I, false),
-            f("reason", S, false),
-            f("excerpt", S, false),
-        ],
-        "agents" => vec![
-            f("root", S, false),
-            f("events", I, false),
-            f("sessions", I, false),
-            f("first_seq", I, false),
-            f("last_seq", I, false),
-            f("first_ts", t(), false),
-            f("last_ts", t(), false),
-            f("intervals", I, false),
-            f("stray_idles", I, false),
-            f("seq_gaps", I, false),
-        ],
-        "files" => vec![
-            f("file", S, false),
-            f("bytes", I, false),
-            f("lines", I, false),
-            f("blank", I, false),
-            f("kept", I, false),
-            f("duplicates", I, false),
-            f("rejects", I, false),
-            f("format", S, false),
-            f("events", I, false),
-        ],
-        other => panic!("unknown table {other}"),
-    };
-    Arc::new(Schema::new(fields))
+    let table: Table = table.parse().unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Schema::new(
+        table
+            .columns()
+            .iter()
+            .map(|c| Field::new(c.name, data_type(c.kind), c.kind.nullable()))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 // The string columns go over their rows twice: once for the bytes, so that the values buffer
@@ -403,7 +267,7 @@ impl EventKeys<'_> {
         dictionary_chunk::DictionaryColumn {
             keys: &self.keys[i.min(5)],
             texts: &self.texts[i],
-            statistics: !EVENTS_UNPRUNED_COLUMNS.contains(&name),
+            statistics: EVENTS_COLUMNS.iter().any(|c| c.name == name && !c.unpruned),
         }
     }
 }
@@ -502,166 +366,61 @@ pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
 
 /// The batch of one derived table.
 pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
-    match table {
-        "intervals" => {
-            let r = &d.intervals;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    i(r.iter().map(|x| x.open_seq)),
-                    io(r.iter().map(|x| x.close_seq)),
-                    t(r.iter().map(|x| x.opened_at)),
-                    to(r.iter().map(|x| x.closed_at)),
-                    s(r.iter().map(|x| x.status)),
-                    so(r.iter().map(|x| x.finish_reason.as_deref())),
-                    io(r.iter().map(|x| x.protocol_error)),
-                    so(r.iter().map(|x| x.message_id.as_deref())),
-                    i(r.iter().map(|x| x.joined_messages)),
-                    i(r.iter().map(|x| x.turns)),
-                    i(r.iter().map(|x| x.model_calls)),
-                    i(r.iter().map(|x| x.errors)),
-                    i(r.iter().map(|x| x.tool_calls)),
-                    i(r.iter().map(|x| x.input_tokens)),
-                    i(r.iter().map(|x| x.output_tokens)),
-                    i(r.iter().map(|x| x.busy)),
-                    i(r.iter().map(|x| x.conflicts)),
-                    i(r.iter().map(|x| x.seq_gaps)),
-                    b(r.iter().map(|x| x.inferred)),
-                    so(r.iter().map(|x| x.finish_class)),
-                ],
-            )
-        }
-        "turns" => {
-            let r = &d.turns;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    s(r.iter().map(|x| x.session.as_str())),
-                    s(r.iter().map(|x| x.turn.as_str())),
-                    b(r.iter().map(|x| x.is_root)),
-                    io(r.iter().map(|x| x.interval_open_seq)),
-                    i(r.iter().map(|x| x.start_seq)),
-                    io(r.iter().map(|x| x.end_seq)),
-                    so(r.iter().map(|x| x.state)),
-                    so(r.iter().map(|x| x.stop_reason.as_deref())),
-                    so(r.iter().map(|x| x.cause.as_deref())),
-                    so(r.iter().map(|x| x.outcome.as_deref())),
-                    so(r.iter().map(|x| x.error_code.as_deref())),
-                    io(r.iter().map(|x| x.text_len)),
-                    i(r.iter().map(|x| x.tool_calls)),
-                    i(r.iter().map(|x| x.model_calls)),
-                    i(r.iter().map(|x| x.input_tokens)),
-                    i(r.iter().map(|x| x.output_tokens)),
-                    io(r.iter().map(|x| x.protocol_error)),
-                    b(r.iter().map(|x| x.inferred)),
-                    so(r.iter().map(|x| x.finish_class)),
-                ],
-            )
-        }
-        "errors" => {
-            let r = &d.errors;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    s(r.iter().map(|x| x.session.as_str())),
-                    so(r.iter().map(|x| x.turn.as_deref())),
-                    i(r.iter().map(|x| x.seq)),
-                    t(r.iter().map(|x| x.ts)),
-                    s(r.iter().map(|x| x.source)),
-                    so(r.iter().map(|x| x.code.as_deref())),
-                    so(r.iter().map(|x| x.message.as_deref())),
-                    b(r.iter().map(|x| x.retryable)),
-                    io(r.iter().map(|x| x.http_status)),
-                    so(r.iter().map(|x| x.details_reason.as_deref())),
-                    bo(r.iter().map(|x| x.retryable_expected)),
-                    bo(r.iter().map(|x| x.retryable_mismatch)),
-                    bo(r.iter().map(|x| x.status_consistent)),
-                    bo(r.iter().map(|x| x.retried)),
-                    bo(r.iter().map(|x| x.recovered)),
-                ],
-            )
-        }
-        "tool_calls" => {
-            let r = &d.tool_calls;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    s(r.iter().map(|x| x.session.as_str())),
-                    so(r.iter().map(|x| x.turn.as_deref())),
-                    so(r.iter().map(|x| x.call_id.as_deref())),
-                    i(r.iter().map(|x| x.seq)),
-                    so(r.iter().map(|x| x.name.as_deref())),
-                    so(r.iter().map(|x| x.arguments.as_deref())),
-                    so(r.iter().map(|x| x.status.as_deref())),
-                    so(r.iter().map(|x| x.detail.as_deref())),
-                ],
-            )
-        }
-        "callbacks" => {
-            let r = &d.callbacks;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    s(r.iter().map(|x| x.session.as_str())),
-                    so(r.iter().map(|x| x.turn.as_deref())),
-                    so(r.iter().map(|x| x.callback_id.as_deref())),
-                    so(r.iter().map(|x| x.kind.as_deref())),
-                    so(r.iter().map(|x| x.title.as_deref())),
-                    i(r.iter().map(|x| x.open_seq)),
-                    io(r.iter().map(|x| x.close_seq)),
-                    so(r.iter().map(|x| x.closed_by)),
-                ],
-            )
-        }
-        "runs" => {
-            let r = &d.runs;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    so(r.iter().map(|x| x.run_id.as_deref())),
-                    io(r.iter().map(|x| x.attempt)),
-                    i(r.iter().map(|x| x.start_seq)),
-                    io(r.iter().map(|x| x.settle_seq)),
-                    s(r.iter().map(|x| x.settle)),
-                    so(r.iter().map(|x| x.output_status.as_deref())),
-                    so(r.iter().map(|x| x.wait_for_kind.as_deref())),
-                    io(r.iter().map(|x| x.assistant_text_len)),
-                    b(r.iter().map(|x| x.provisional_tail)),
-                    so(r.iter().map(|x| x.error_code.as_deref())),
-                    i(r.iter().map(|x| x.assistant_deltas)),
-                    i(r.iter().map(|x| x.reasoning_deltas)),
-                    i(r.iter().map(|x| x.progress_events)),
-                    i(r.iter().map(|x| x.tool_events)),
-                    i(r.iter().map(|x| x.log_events)),
-                    i(r.iter().map(|x| x.interaction_events)),
-                ],
-            )
-        }
-        "agents" => {
-            let r = &d.agents;
-            batch(
-                table,
-                vec![
-                    s(r.iter().map(|x| x.root.as_str())),
-                    i(r.iter().map(|x| x.events)),
-                    i(r.iter().map(|x| x.sessions)),
-                    i(r.iter().map(|x| x.first_seq)),
-                    i(r.iter().map(|x| x.last_seq)),
-                    t(r.iter().map(|x| x.first_ts)),
-                    t(r.iter().map(|x| x.last_ts)),
-                    i(r.iter().map(|x| x.intervals)),
-                    i(r.iter().map(|x| x.stray_idles)),
-                    i(r.iter().map(|x| x.seq_gaps)),
-                ],
-            )
-        }
-        other => Err(Error::Invalid(format!("{other} is not a derived table"))),
+    match table.parse::<Table>() {
+        Ok(Table::Intervals) => rows_batch(&d.intervals),
+        Ok(Table::Turns) => rows_batch(&d.turns),
+        Ok(Table::Errors) => rows_batch(&d.errors),
+        Ok(Table::ToolCalls) => rows_batch(&d.tool_calls),
+        Ok(Table::Callbacks) => rows_batch(&d.callbacks),
+        Ok(Table::Runs) => rows_batch(&d.runs),
+        Ok(Table::Agents) => rows_batch(&d.agents),
+        _ => Err(Error::Invalid(format!("{table} is not a derived table"))),
+    }
+}
+
+/// The batch of a derived table's rows: each column built from its definition
+/// ([`Row::visit_columns`]).
+pub fn rows_batch<R: Row>(rows: &[R]) -> Result<RecordBatch> {
+    let mut columns = ArrowColumns(Vec::with_capacity(R::COLUMNS.len()));
+    R::visit_columns(rows, &mut columns);
+    batch(R::TABLE.name(), columns.0)
+}
+
+/// Builds the Arrow array of each column a [`Row`] hands over, in order.
+struct ArrowColumns(Vec<ArrayRef>);
+
+impl<'a> ColumnVisitor<'a> for ArrowColumns {
+    fn text(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = &'a str> + Clone) {
+        self.0.push(s(v));
+    }
+    fn opt_text(
+        &mut self,
+        _: &'static str,
+        v: impl ExactSizeIterator<Item = Option<&'a str>> + Clone,
+    ) {
+        self.0.push(so(v));
+    }
+    fn int(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
+        self.0.push(i(v));
+    }
+    fn opt_int(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
+        self.0.push(io(v));
+    }
+    fn bool(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = bool> + Clone) {
+        self.0.push(b(v));
+    }
+    fn opt_bool(
+        &mut self,
+        _: &'static str,
+        v: impl ExactSizeIterator<Item = Option<bool>> + Clone,
+    ) {
+        self.0.push(bo(v));
+    }
+    fn ts(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
+        self.0.push(t(v));
+    }
+    fn opt_ts(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
+        self.0.push(to(v));
     }
 }
 
@@ -713,87 +472,49 @@ pub fn some_batches_of(
         .collect()
 }
 
-/// Columns whose values rarely repeat: a dictionary would be built and then abandoned
-/// (costing time and memory), and min/max statistics of long texts help no query.
-const DISTINCT_COLUMNS: &[&str] = &[
-    "data",
-    "seq",
-    "ts",
-    "line",
-    "arguments",
-    "detail",
-    "message",
-    "excerpt",
-    "reason",
-];
-
-/// The id columns of the derived tables: a root's rows sit together and every turn, call,
-/// callback, message or run has an id of its own (the categories beside them, statuses
-/// and reasons, keep their dictionaries).
-const DERIVED_ID_COLUMNS: &[&str] = &[
-    "root",
-    "session",
-    "turn",
-    "message_id",
-    "call_id",
-    "callback_id",
-    "run_id",
-];
-
-/// Columns of the `events` table (sorted by root, then seq) whose min/max in a row group of
-/// thousands of agents spans nearly every value (each agent's `seq` starts low, and lines
-/// of every file are spread over it), so that the statistics prune nothing; computing them
-/// compared every value (~1.5% of an ingest's CPU).
-const EVENTS_UNPRUNED_COLUMNS: &[&str] = &[
-    "session", "turn", "type", "voice", "file", "source", "seq", "line",
-];
-
 /// Snappy, as DuckDB and Spark write by default: on a generated 211 MB log it made a
 /// 39 MB warehouse in 1.40 s of CPU, where zstd level 1 made 24 MB in 1.57-1.62 s (zstd
 /// was a tenth of the ingest's CPU). Every Parquet reader reads it.
+///
+/// The columns' definitions say which are stored without a dictionary
+/// ([`ColumnDef::distinct`]), without min/max statistics ([`ColumnDef::unpruned`]) and as
+/// packed differences ([`ColumnDef::ascending`]; the `events` files of a 211 MB log took
+/// 29 MB instead of 34 MB, at no measurable CPU cost).
 fn writer_props(table: &str) -> WriterProperties {
+    let table: Table = table.parse().unwrap_or_else(|e| panic!("{e}"));
     let mut b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(256 * 1024));
-    let schema = schema(table);
-    if table == "events" {
-        for name in EVENTS_UNPRUNED_COLUMNS {
-            b = b.set_column_statistics_enabled(ColumnPath::from(*name), EnabledStatistics::None);
+    for c in table.columns() {
+        let col = || ColumnPath::from(c.name);
+        if !dictionary(table, c) {
+            b = b.set_column_dictionary_enabled(col(), false);
         }
-        // Ascending within an agent: stored as packed differences, the `events` files of a
-        // 211 MB log took 29 MB instead of 34 MB, at no measurable CPU cost.
-        for name in ["seq", "ts", "line"] {
-            b = b.set_column_encoding(ColumnPath::from(name), Encoding::DELTA_BINARY_PACKED);
+        if !statistics(table, c) {
+            b = b.set_column_statistics_enabled(col(), EnabledStatistics::None);
         }
-    }
-    if !matches!(table, "events" | "files" | "rejects") {
-        // The derived tables' rows are few per agent: their ids and numbers repeat a few
-        // times at most, and a dictionary would cost a hash of every value to save little.
-        // Nor min/max statistics but for the root (rows are in root order, so a row group's
-        // range prunes a look-up of one agent) and the times: ids are hashes and counts
-        // span every row group alike, so their ranges prune nothing.
-        for field in schema.fields() {
-            let name = field.name().as_str();
-            let col = || ColumnPath::from(name);
-            let id = DERIVED_ID_COLUMNS.contains(&name);
-            if id || !matches!(field.data_type(), DataType::Utf8 | DataType::Boolean) {
-                b = b.set_column_dictionary_enabled(col(), false);
-            }
-            if name != "root" && !matches!(field.data_type(), DataType::Timestamp(..)) {
-                b = b.set_column_statistics_enabled(col(), EnabledStatistics::None);
-            }
-        }
-    }
-    for name in DISTINCT_COLUMNS {
-        if schema.field_with_name(name).is_ok() {
-            let col = ColumnPath::from(*name);
-            b = b.set_column_dictionary_enabled(col.clone(), false);
-            if matches!(*name, "data" | "arguments" | "detail" | "excerpt") {
-                b = b.set_column_statistics_enabled(col, EnabledStatistics::None);
-            }
+        if c.ascending {
+            b = b.set_column_encoding(col(), Encoding::DELTA_BINARY_PACKED);
         }
     }
     b.build()
+}
+
+/// Whether a column is stored with a dictionary. The derived tables' rows are few per
+/// agent: their numbers repeat a few times at most, and a dictionary would cost a hash of
+/// every value to save little; their categories (texts and flags) keep theirs.
+fn dictionary(table: Table, c: &ColumnDef) -> bool {
+    use ColumnKind::*;
+    !c.distinct && (!table.is_derived() || matches!(c.kind, Text | OptText | Bool | OptBool))
+}
+
+/// Whether a column's min/max statistics are written. A derived table has them for its
+/// root (rows are in root order, so a row group's range prunes a look-up of one agent) and
+/// its times only: ids are hashes and counts span every row group alike, so their ranges
+/// prune nothing.
+fn statistics(table: Table, c: &ColumnDef) -> bool {
+    use ColumnKind::*;
+    !c.unpruned && (!table.is_derived() || c.name == "root" || matches!(c.kind, Ts | OptTs))
 }
 
 /// Writes one table's batches as one Parquet file.
