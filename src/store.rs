@@ -35,18 +35,7 @@ mod plain_chunk;
 pub mod read;
 
 /// Every table of the warehouse, in the order they are written.
-pub const TABLES: &[&str] = &[
-    "events",
-    "intervals",
-    "turns",
-    "errors",
-    "tool_calls",
-    "callbacks",
-    "runs",
-    "rejects",
-    "agents",
-    "files",
-];
+pub const TABLES: &[Table] = &Table::ALL;
 
 /// Rows per record batch of the `events` table.
 pub const EVENTS_BATCH_ROWS: usize = 64 * 1024;
@@ -72,16 +61,22 @@ fn data_type(kind: ColumnKind) -> DataType {
     }
 }
 
-/// The schema of a table, from its columns' definition ([`runlog_core::table`]).
-pub fn schema(table: &str) -> SchemaRef {
-    let table: Table = table.parse().unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Schema::new(
-        table
-            .columns()
+/// The schema of a table, from its columns' definition ([`runlog_core::table`]); made
+/// once per table.
+pub fn schema(table: Table) -> SchemaRef {
+    static SCHEMAS: std::sync::OnceLock<Vec<SchemaRef>> = std::sync::OnceLock::new();
+    let all = SCHEMAS.get_or_init(|| {
+        Table::ALL
             .iter()
-            .map(|c| Field::new(c.name, data_type(c.kind), c.kind.nullable()))
-            .collect::<Vec<_>>(),
-    ))
+            .map(|t| {
+                let fields = t.columns().iter();
+                let fields =
+                    fields.map(|c| Field::new(c.name, data_type(c.kind), c.kind.nullable()));
+                Arc::new(Schema::new(fields.collect::<Vec<_>>()))
+            })
+            .collect()
+    });
+    all[table as usize].clone()
 }
 
 // The string columns go over their rows twice: once for the bytes, so that the values buffer
@@ -114,7 +109,7 @@ fn to(it: impl Iterator<Item = Option<i64>>) -> ArrayRef {
     Arc::new(TimestampMicrosecondArray::from_iter(it).with_timezone("UTC"))
 }
 
-fn batch(table: &str, cols: Vec<ArrayRef>) -> Result<RecordBatch> {
+fn batch(table: Table, cols: Vec<ArrayRef>) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema(table), cols)?)
 }
 
@@ -159,7 +154,7 @@ impl<'a> EventColumns<'a> {
     fn batch(&self, chunk: &[&crate::event::Event]) -> Result<RecordBatch> {
         let (names, formats) = (&self.names, &self.formats);
         batch(
-            "events",
+            Table::Events,
             vec![
                 exact(chunk, |e| Some(e.root.as_str())),
                 exact(chunk, |e| Some(e.session.as_str())),
@@ -336,7 +331,7 @@ fn exact<'e>(
 pub fn rejects_batch(ing: &Ingested) -> Result<RecordBatch> {
     let r = &ing.rejects;
     batch(
-        "rejects",
+        Table::Rejects,
         vec![
             s(r.iter().map(|x| x.file.as_str())),
             i(r.iter().map(|x| x.line as i64)),
@@ -349,7 +344,7 @@ pub fn rejects_batch(ing: &Ingested) -> Result<RecordBatch> {
 /// The `files` table: the accounting of every input file.
 pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
     batch(
-        "files",
+        Table::Files,
         vec![
             s(files.iter().map(|x| x.file.as_str())),
             i(files.iter().map(|x| x.bytes as i64)),
@@ -365,16 +360,18 @@ pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
 }
 
 /// The batch of one derived table.
-pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
-    match table.parse::<Table>() {
-        Ok(Table::Intervals) => rows_batch(&d.intervals),
-        Ok(Table::Turns) => rows_batch(&d.turns),
-        Ok(Table::Errors) => rows_batch(&d.errors),
-        Ok(Table::ToolCalls) => rows_batch(&d.tool_calls),
-        Ok(Table::Callbacks) => rows_batch(&d.callbacks),
-        Ok(Table::Runs) => rows_batch(&d.runs),
-        Ok(Table::Agents) => rows_batch(&d.agents),
-        _ => Err(Error::Invalid(format!("{table} is not a derived table"))),
+pub fn derived_batch(d: &Derived, table: Table) -> Result<RecordBatch> {
+    match table {
+        Table::Intervals => rows_batch(&d.intervals),
+        Table::Turns => rows_batch(&d.turns),
+        Table::Errors => rows_batch(&d.errors),
+        Table::ToolCalls => rows_batch(&d.tool_calls),
+        Table::Callbacks => rows_batch(&d.callbacks),
+        Table::Runs => rows_batch(&d.runs),
+        Table::Agents => rows_batch(&d.agents),
+        Table::Events | Table::Rejects | Table::Files => {
+            Err(Error::Invalid(format!("{table} is not a derived table")))
+        }
     }
 }
 
@@ -383,7 +380,7 @@ pub fn derived_batch(d: &Derived, table: &str) -> Result<RecordBatch> {
 pub fn rows_batch<R: Row>(rows: &[R]) -> Result<RecordBatch> {
     let mut columns = ArrowColumns(Vec::with_capacity(R::COLUMNS.len()));
     R::visit_columns(rows, &mut columns);
-    batch(R::TABLE.name(), columns.0)
+    batch(R::TABLE, columns.0)
 }
 
 /// Builds the Arrow array of each column a [`Row`] hands over, in order.
@@ -425,10 +422,7 @@ impl<'a> ColumnVisitor<'a> for ArrowColumns {
 }
 
 /// Every table of an ingest as record batches, by table name.
-pub fn all_batches(
-    ing: &Ingested,
-    d: &Derived,
-) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+pub fn all_batches(ing: &Ingested, d: &Derived) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
     some_batches(ing, d, TABLES)
 }
 
@@ -436,8 +430,8 @@ pub fn all_batches(
 pub fn some_batches(
     ing: &Ingested,
     d: &Derived,
-    tables: &[&'static str],
-) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    tables: &[Table],
+) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
     some_batches_of(ing, std::slice::from_ref(d), tables)
 }
 
@@ -446,15 +440,15 @@ pub fn some_batches(
 pub fn some_batches_of(
     ing: &Ingested,
     parts: &[Derived],
-    tables: &[&'static str],
-) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    tables: &[Table],
+) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
     tables
         .par_iter()
         .map(|&table| {
             let batches = match table {
-                "events" => events_batches(ing)?,
-                "rejects" => vec![rejects_batch(ing)?],
-                "files" => vec![files_batch(&ing.files)?],
+                Table::Events => events_batches(ing)?,
+                Table::Rejects => vec![rejects_batch(ing)?],
+                Table::Files => vec![files_batch(&ing.files)?],
                 _ => {
                     let mut batches = parts
                         .par_iter()
@@ -480,8 +474,7 @@ pub fn some_batches_of(
 /// ([`ColumnDef::distinct`]), without min/max statistics ([`ColumnDef::unpruned`]) and as
 /// packed differences ([`ColumnDef::ascending`]; the `events` files of a 211 MB log took
 /// 29 MB instead of 34 MB, at no measurable CPU cost).
-fn writer_props(table: &str) -> WriterProperties {
-    let table: Table = table.parse().unwrap_or_else(|e| panic!("{e}"));
+fn writer_props(table: Table) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(256 * 1024));
@@ -518,7 +511,7 @@ fn statistics(table: Table, c: &ColumnDef) -> bool {
 }
 
 /// Writes one table's batches as one Parquet file.
-pub fn write_parquet(path: &Path, table: &str, batches: &[RecordBatch]) -> Result<()> {
+pub fn write_parquet(path: &Path, table: Table, batches: &[RecordBatch]) -> Result<()> {
     let mut w = ParquetPart::create(path, table)?;
     for b in batches {
         w.write(b)?;
@@ -534,7 +527,7 @@ struct ParquetPart {
 }
 
 impl ParquetPart {
-    fn create(path: &Path, table: &str) -> Result<Self> {
+    fn create(path: &Path, table: Table) -> Result<Self> {
         let file = fs::File::create(path).map_err(|e| Error::io(path, e))?;
         let writer = ArrowWriter::try_new(
             std::io::BufWriter::with_capacity(1 << 20, file),
@@ -599,7 +592,7 @@ pub fn write_events_parts(
     ing: &Ingested,
     parts_per_thread: Option<usize>,
 ) -> Result<Vec<String>> {
-    let tdir = dir.join("events");
+    let tdir = dir.join(Table::Events.name());
     fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
     let cols = EventColumns::of(ing);
     let all = cols.all_events(ing);
@@ -619,7 +612,7 @@ pub fn write_events_parts(
         all.chunks(per_part).collect()
     };
     let rels: Vec<String> = (0..chunks.len())
-        .map(|n| format!("events/part-{id}-{n:05}.parquet"))
+        .map(|n| format!("{}/part-{id}-{n:05}.parquet", Table::Events))
         .collect();
     chunks
         .par_iter()
@@ -649,9 +642,9 @@ fn write_events_part(
     use datafusion::parquet::file::writer::SerializedFileWriter;
     use dictionary_chunk::ChunkBytes;
 
-    let schema = schema("events");
+    let schema = schema(Table::Events);
     let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
-    let mut props = writer_props("events");
+    let mut props = writer_props(Table::Events);
     add_encoded_arrow_schema_to_metadata(&schema, &mut props);
     let props = Arc::new(props);
     let file = fs::File::create(path).map_err(|e| Error::io(path, e))?;
@@ -711,13 +704,13 @@ fn write_events_part(
 pub fn write_parts(
     dir: &Path,
     id: &str,
-    tables: &BTreeMap<&'static str, Vec<RecordBatch>>,
+    tables: &BTreeMap<Table, Vec<RecordBatch>>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     // Each table is cut into parts of at most PART_ROWS rows; all parts are written in parallel.
-    let mut jobs: Vec<(&'static str, String, &[RecordBatch])> = Vec::new();
+    let mut jobs: Vec<(Table, String, &[RecordBatch])> = Vec::new();
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (&table, batches) in tables {
-        let tdir = dir.join(table);
+        let tdir = dir.join(table.name());
         fs::create_dir_all(&tdir).map_err(|e| Error::io(&tdir, e))?;
         let chunks = parts_of(batches);
         for (n, chunk) in chunks.into_iter().enumerate() {
@@ -730,7 +723,7 @@ pub fn write_parts(
         }
     }
     jobs.par_iter()
-        .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), table, chunk))
+        .map(|(table, rel, chunk)| write_parquet(&dir.join(rel), *table, chunk))
         .collect::<Result<Vec<()>>>()?;
     Ok(files)
 }
@@ -839,7 +832,7 @@ fn int_column(b: &RecordBatch, table: &str, name: &str) -> Result<ArrayRef> {
 
 /// The `file` column of an `events` batch read back.
 pub fn events_file_names(b: &RecordBatch) -> Result<Vec<String>> {
-    let c = text_column(b, "events", "file")?;
+    let c = text_column(b, Table::Events.name(), "file")?;
     Ok(c.as_string::<i32>()
         .iter()
         .map(|v| v.unwrap_or_default().to_string())
@@ -848,7 +841,7 @@ pub fn events_file_names(b: &RecordBatch) -> Result<Vec<String>> {
 
 /// The rows of a `files` batch read back.
 pub fn files_from_batch(b: &RecordBatch) -> Result<Vec<FileSummary>> {
-    let t = "files";
+    let t = Table::Files.name();
     let (file, format) = (text_column(b, t, "file")?, text_column(b, t, "format")?);
     let (file, format) = (file.as_string::<i32>(), format.as_string::<i32>());
     let ints: Vec<ArrayRef> = [
@@ -881,7 +874,7 @@ pub fn files_from_batch(b: &RecordBatch) -> Result<Vec<FileSummary>> {
 
 /// The rows of a `rejects` batch read back.
 pub fn rejects_from_batch(b: &RecordBatch) -> Result<Vec<crate::ingest::Reject>> {
-    let t = "rejects";
+    let t = Table::Rejects.name();
     let cols: Vec<ArrayRef> = ["file", "reason", "excerpt"]
         .iter()
         .map(|n| text_column(b, t, n))
@@ -921,7 +914,7 @@ mod tests {
             if rows < 120 {
                 assert_eq!(b.len(), 120usize.div_ceil(rows));
             }
-            concat_batches(&schema("events"), &b).unwrap()
+            concat_batches(&schema(Table::Events), &b).unwrap()
         };
         let reference = whole(EVENTS_BATCH_ROWS);
         assert_eq!(reference.num_rows(), 120);
@@ -964,7 +957,7 @@ mod tests {
             reads.push(fr);
         }
         let ing = crate::ingest::assemble(reads);
-        let plain = concat_batches(&schema("events"), &events_batches(&ing).unwrap()).unwrap();
+        let plain = concat_batches(&schema(Table::Events), &events_batches(&ing).unwrap()).unwrap();
         assert_eq!(plain.num_rows(), 180);
         let dir = std::env::temp_dir().join(format!("runlog-keyed-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
@@ -978,11 +971,14 @@ mod tests {
                 .unwrap();
             for b in reader {
                 let b = b.unwrap();
-                assert_eq!(b.schema(), schema("events"), "stored schema");
+                assert_eq!(b.schema(), schema(Table::Events), "stored schema");
                 back.push(b);
             }
         }
         fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(concat_batches(&schema("events"), &back).unwrap(), plain);
+        assert_eq!(
+            concat_batches(&schema(Table::Events), &back).unwrap(),
+            plain
+        );
     }
 }

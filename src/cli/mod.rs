@@ -390,7 +390,7 @@ impl From<datafusion::prelude::SessionContext> for QueryContext {
 fn context(
     source: &Source,
     paths: &[PathBuf],
-    tables: Option<&[&'static str]>,
+    tables: Option<&[runlog::Table]>,
 ) -> Result<QueryContext> {
     match &source.warehouse {
         Some(w) => {
@@ -460,7 +460,7 @@ fn engine_context(
     engine: &EngineArgs,
     source: &Source,
     paths: &[PathBuf],
-    tables: Option<&[&'static str]>,
+    tables: Option<&[runlog::Table]>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<QueryContext> {
     let which = match engine.engine {

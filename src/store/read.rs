@@ -12,16 +12,17 @@ use crate::commit::Manifest;
 use crate::error::Result;
 use crate::ingest::FileSummary;
 use crate::objstore::{block_on, Root};
+use runlog_core::table::Table;
 
 /// Reads a whole table of the version `m` with `decode`.
 pub fn read_table<T>(
     root: &Root,
     m: &Manifest,
-    table: &str,
+    table: Table,
     decode: impl Fn(&RecordBatch) -> Result<Vec<T>>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    for rel in m.tables.get(table).into_iter().flatten() {
+    for rel in m.tables.get(table.name()).into_iter().flatten() {
         for b in read_parquet(root, rel)? {
             out.extend(decode(&b)?);
         }
@@ -31,7 +32,7 @@ pub fn read_table<T>(
 
 /// The rows of the `files` table of the version `m`.
 pub fn read_files_table(root: &Root, m: &Manifest) -> Result<Vec<FileSummary>> {
-    read_table(root, m, "files", super::files_from_batch)
+    read_table(root, m, Table::Files, super::files_from_batch)
 }
 
 /// One committed Parquet file's batches, through the warehouse's store.

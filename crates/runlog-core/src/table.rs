@@ -66,13 +66,6 @@ impl Table {
     pub const fn is_derived(self) -> bool {
         !matches!(self, Table::Events | Table::Rejects | Table::Files)
     }
-
-    /// Whether it is not per agent: shard 0 writes it for the whole input it read (a reject
-    /// has no agent, or an agent whose events conflict; the `files` accounting counts every
-    /// agent), the other shards commit it empty.
-    pub const fn is_shared(self) -> bool {
-        matches!(self, Table::Rejects | Table::Files)
-    }
 }
 
 impl fmt::Display for Table {
