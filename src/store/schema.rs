@@ -26,7 +26,7 @@ fn data_type(kind: ColumnKind) -> DataType {
 }
 
 /// The schema of a table, from its columns' definition ([`runlog_core::table`]); made
-/// once per table.
+/// once per table, kept at the table's index in [`Table::ALL`].
 pub fn schema(table: Table) -> SchemaRef {
     static SCHEMAS: std::sync::OnceLock<Vec<SchemaRef>> = std::sync::OnceLock::new();
     let all = SCHEMAS.get_or_init(|| {

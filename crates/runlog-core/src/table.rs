@@ -34,7 +34,8 @@ pub enum Table {
 }
 
 impl Table {
-    /// Every table, in the order they are written.
+    /// Every table, in the order they are written: the order they are declared in, so that
+    /// `table as usize` is a table's index here.
     pub const ALL: [Table; 10] = [
         Table::Events,
         Table::Intervals,
@@ -334,7 +335,8 @@ mod tests {
 
     #[test]
     fn names_parse_back() {
-        for t in Table::ALL {
+        for (i, t) in Table::ALL.into_iter().enumerate() {
+            assert_eq!(t as usize, i, "{t} is not at its index in Table::ALL");
             assert_eq!(t.name().parse::<Table>(), Ok(t));
             assert_eq!(t.to_string(), t.name());
         }
