@@ -34,7 +34,7 @@ pub mod store;
 pub mod timeline;
 
 /// The core stages (no Arrow or DataFusion), under the names they had in this crate.
-pub use runlog_core::{decode, event, import, ingest, reduce, shard};
+pub use runlog_core::{decode, event, import, ingest, reduce, shard, table};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -46,6 +46,7 @@ pub use error::{Error, Location, Result};
 pub use ingest::{IngestOptions, Ingested};
 pub use reduce::{Derived, Reducer};
 pub use runlog_core::{reduce_all, summarize, Event, Summary};
+pub use table::Table;
 
 /// Everything one ingest produced, in memory.
 pub struct Loaded {
@@ -56,15 +57,12 @@ pub struct Loaded {
 
 impl Loaded {
     /// Every table as record batches.
-    pub fn batches(&self) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    pub fn batches(&self) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
         store::all_batches(&self.ingested, &self.derived)
     }
 
     /// The named tables as record batches.
-    pub fn some_batches(
-        &self,
-        tables: &[&'static str],
-    ) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+    pub fn some_batches(&self, tables: &[Table]) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
         store::some_batches(&self.ingested, &self.derived, tables)
     }
 }

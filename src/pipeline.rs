@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, IngestOptions, Ingested, Inputs};
 use crate::reduce::Derived;
 use crate::store::{self, TABLES};
+use crate::table::Table;
 use runlog_core::shard::{Shard, SHARED_TABLES};
 use runlog_core::{reduce_parts, summarize, Summary};
 
@@ -354,7 +355,9 @@ fn spilled(
             );
             let (events, tables) = (events?, tables?);
             let mut w = written.lock().unwrap_or_else(|e| e.into_inner());
-            w.0.entry("events".into()).or_default().extend(events);
+            w.0.entry(Table::Events.to_string())
+                .or_default()
+                .extend(events);
             add_files(&mut w.0, tables);
             w.1 += ingested.agents.len() as u64;
             w.2 += intervals(&parts);
@@ -395,11 +398,11 @@ fn intervals(parts: &[Derived]) -> u64 {
 }
 
 /// The tables written per agent besides `events` (which is built while it is written).
-fn per_agent_tables() -> Vec<&'static str> {
+fn per_agent_tables() -> Vec<Table> {
     TABLES
         .iter()
         .copied()
-        .filter(|t| !SHARED_TABLES.contains(t) && *t != "events")
+        .filter(|t| !SHARED_TABLES.contains(t) && *t != Table::Events)
         .collect()
 }
 
@@ -408,7 +411,7 @@ fn per_agent_tables() -> Vec<&'static str> {
 fn shared_batches(
     ing: &Ingested,
     shard: Option<Shard>,
-) -> Result<BTreeMap<&'static str, Vec<RecordBatch>>> {
+) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
     let mut b = store::some_batches(ing, &Derived::default(), SHARED_TABLES)?;
     if shard.is_some_and(|s| !s.owns_shared_tables()) {
         b.values_mut().for_each(Vec::clear);
@@ -438,7 +441,7 @@ fn write_tables<D: std::borrow::Borrow<[Derived]> + Send, T: Send>(
         },
     );
     let (mut files, d, summary) = rest?;
-    files.insert("events".to_string(), events?);
+    files.insert(Table::Events.to_string(), events?);
     Ok((files, d, summary))
 }
 
@@ -462,7 +465,7 @@ pub fn write_reduced(
 /// that make a warehouse from a [`crate::Loaded`]).
 pub fn write_batches(
     warehouse: &Path,
-    tables: &BTreeMap<&'static str, Vec<RecordBatch>>,
+    tables: &BTreeMap<Table, Vec<RecordBatch>>,
     summary: serde_json::Value,
 ) -> Result<Manifest> {
     let staged = begin(warehouse, None)?;

@@ -22,6 +22,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::error::{Error, Result};
 use crate::store;
+use crate::table::Table;
 
 /// How a result is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,19 +73,17 @@ pub fn register_root(ctx: &SessionContext, root: &crate::objstore::Root) -> Resu
         let config = ListingTableConfig::new_with_multi_paths(urls)
             .with_listing_options(opts)
             .with_schema(store::schema(table));
-        ctx.register_table(table, Arc::new(ListingTable::try_new(config)?))?;
+        ctx.register_table(table.name(), Arc::new(ListingTable::try_new(config)?))?;
     }
     Ok(())
 }
 
 /// A context over tables held in memory.
-pub fn context_from_batches(
-    tables: BTreeMap<&'static str, Vec<RecordBatch>>,
-) -> Result<SessionContext> {
+pub fn context_from_batches(tables: BTreeMap<Table, Vec<RecordBatch>>) -> Result<SessionContext> {
     let ctx = new_context();
     for (table, batches) in tables {
         let mem = MemTable::try_new(store::schema(table), vec![batches])?;
-        ctx.register_table(table, Arc::new(mem))?;
+        ctx.register_table(table.name(), Arc::new(mem))?;
     }
     Ok(ctx)
 }
@@ -94,7 +93,7 @@ pub fn context_from_batches(
 /// restricted to a window yet.
 pub async fn context_like(ctx: &SessionContext) -> Result<SessionContext> {
     let twin = new_context();
-    for &table in store::TABLES {
+    for table in store::TABLES.iter().map(|t| t.name()) {
         if ctx.table_exist(table)? {
             twin.register_table(table, ctx.table_provider(table).await?)?;
         }
@@ -105,7 +104,7 @@ pub async fn context_like(ctx: &SessionContext) -> Result<SessionContext> {
 /// The warehouse tables a SQL statement reads (so that a query over raw files builds only
 /// those). Falls back to every table when the statement cannot be parsed here; planning
 /// will then report the error.
-pub fn tables_referenced(sql: &str) -> Vec<&'static str> {
+pub fn tables_referenced(sql: &str) -> Vec<Table> {
     let ctx = new_context();
     let state = ctx.state();
     let dialect = datafusion::common::config::Dialect::Generic;
@@ -116,7 +115,7 @@ pub fn tables_referenced(sql: &str) -> Vec<&'static str> {
         Ok(refs) => store::TABLES
             .iter()
             .copied()
-            .filter(|t| refs.iter().any(|r| r.table() == *t))
+            .filter(|t| refs.iter().any(|r| r.table() == t.name()))
             .collect(),
         Err(_) => store::TABLES.to_vec(),
     }
@@ -194,34 +193,43 @@ pub const UNFILTERED_SCHEMA: &str = "unfiltered";
 /// table, with `{in:COL}` standing for "COL is inside the window" and `{overlaps}` for "the
 /// agent's first_ts..last_ts meets the window"). Rejects and files have no time and are not
 /// windowed.
-pub const WINDOWED: &[(&str, &str)] = &[
-    ("events", "SELECT * FROM unfiltered.events WHERE {in:ts}"),
+pub const WINDOWED: &[(Table, &str)] = &[
     (
-        "intervals",
+        Table::Events,
+        "SELECT * FROM unfiltered.events WHERE {in:ts}",
+    ),
+    (
+        Table::Intervals,
         "SELECT * FROM unfiltered.intervals WHERE {in:opened_at}",
     ),
-    ("errors", "SELECT * FROM unfiltered.errors WHERE {in:ts}"),
     (
-        "turns",
+        Table::Errors,
+        "SELECT * FROM unfiltered.errors WHERE {in:ts}",
+    ),
+    (
+        Table::Turns,
         "SELECT t.* FROM unfiltered.turns t JOIN unfiltered.events e
          ON e.root = t.root AND e.seq = t.start_seq WHERE {in:e.ts}",
     ),
     (
-        "tool_calls",
+        Table::ToolCalls,
         "SELECT t.* FROM unfiltered.tool_calls t JOIN unfiltered.events e
          ON e.root = t.root AND e.seq = t.seq WHERE {in:e.ts}",
     ),
     (
-        "callbacks",
+        Table::Callbacks,
         "SELECT t.* FROM unfiltered.callbacks t JOIN unfiltered.events e
          ON e.root = t.root AND e.seq = t.open_seq WHERE {in:e.ts}",
     ),
     (
-        "runs",
+        Table::Runs,
         "SELECT t.* FROM unfiltered.runs t JOIN unfiltered.events e
          ON e.root = t.root AND e.seq = t.start_seq WHERE {in:e.ts}",
     ),
-    ("agents", "SELECT * FROM unfiltered.agents WHERE {overlaps}"),
+    (
+        Table::Agents,
+        "SELECT * FROM unfiltered.agents WHERE {overlaps}",
+    ),
 ];
 
 impl TimeWindow {
@@ -324,12 +332,19 @@ pub fn parse_time(s: &str) -> Result<i64> {
 
 /// The tables to build for a statement over raw logs that reads `tables` under `window`:
 /// a windowed turn, tool call, callback or run needs `events` for its time.
-pub fn tables_for_window(tables: &[&'static str], window: &TimeWindow) -> Vec<&'static str> {
+pub fn tables_for_window(tables: &[Table], window: &TimeWindow) -> Vec<Table> {
     let mut out = tables.to_vec();
-    let needs_events = ["turns", "tool_calls", "callbacks", "runs"];
-    if !window.is_all() && !out.contains(&"events") && out.iter().any(|t| needs_events.contains(t))
+    let needs_events = [
+        Table::Turns,
+        Table::ToolCalls,
+        Table::Callbacks,
+        Table::Runs,
+    ];
+    if !window.is_all()
+        && !out.contains(&Table::Events)
+        && out.iter().any(|t| needs_events.contains(t))
     {
-        out.push("events");
+        out.push(Table::Events);
     }
     out
 }
@@ -348,19 +363,20 @@ pub async fn restrict_to_window(ctx: &SessionContext, window: &TimeWindow) -> Re
     catalog.register_schema(UNFILTERED_SCHEMA, Arc::new(MemorySchemaProvider::new()))?;
     let mut moved = Vec::new();
     for &(table, _) in WINDOWED {
-        if !ctx.table_exist(table)? {
+        let name = table.name();
+        if !ctx.table_exist(name)? {
             continue;
         }
-        let provider = ctx.table_provider(table).await?;
-        ctx.register_table(TableReference::partial(UNFILTERED_SCHEMA, table), provider)?;
-        ctx.deregister_table(table)?;
+        let provider = ctx.table_provider(name).await?;
+        ctx.register_table(TableReference::partial(UNFILTERED_SCHEMA, name), provider)?;
+        ctx.deregister_table(name)?;
         moved.push(table);
     }
     for &(table, sql) in WINDOWED {
         if !moved.contains(&table) {
             continue;
         }
-        if sql.contains("unfiltered.events e") && !moved.contains(&"events") {
+        if sql.contains("unfiltered.events e") && !moved.contains(&Table::Events) {
             return Err(Error::Invalid(format!(
                 "windowing {table} needs the events table (for its rows' time)"
             )));

@@ -11,13 +11,14 @@ use datafusion::prelude::{col, lit, ParquetReadOptions, SessionContext};
 use crate::error::Result;
 use crate::event::Event;
 use crate::store::events_from_batch as batch_to_events;
+use crate::table::Table;
 pub use runlog_core::replay::{follow, snapshot, timeline, timeline_entry};
 
 /// Reads one agent's events from a warehouse, in `seq` order.
 pub async fn events_from_warehouse(dir: &Path, root: &str) -> Result<Vec<Event>> {
     let wh = crate::objstore::Root::open(dir)?;
     let manifest = crate::commit::read_latest(&wh)?;
-    let files = crate::commit::table_locations(&wh, &manifest, "events")?;
+    let files = crate::commit::table_locations(&wh, &manifest, Table::Events)?;
     let ctx = SessionContext::new();
     wh.register_store(&ctx)?;
     let mut events = Vec::new();
@@ -46,7 +47,7 @@ pub async fn events_of_roots(
         return Ok(out);
     }
     let df = ctx
-        .table("events")
+        .table(Table::Events.name())
         .await?
         .filter(col("root").in_list(roots.iter().map(|r| lit(r.as_str())).collect(), false))?;
     for b in df.collect().await? {

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::ingest::{self, FileRead, FileSummary, Ingested, Reject};
 use crate::objstore::Root;
 use crate::store::{self, read};
+use crate::table::Table;
 use runlog_core::import::Format;
 use runlog_core::{reduce_all, Event};
 
@@ -175,7 +176,7 @@ impl Buckets<'_> {
     /// The bucket's `events` files, read back and split by the agents this run touches
     /// (those of the new events `new` and of the retracted files).
     fn read_back(&self, b: u32, new: &[Event]) -> Result<Back> {
-        let files = self.files_of("events", b);
+        let files = self.files_of(Table::Events, b);
         let mut batches = Vec::new();
         for rel in &files {
             batches.extend(read::read_parquet(self.root, rel)?);
@@ -183,7 +184,7 @@ impl Buckets<'_> {
         let mut touched: HashSet<String> = new.iter().map(|e| e.root.to_string()).collect();
         if !self.retracted_idx.is_empty() {
             for batch in &batches {
-                let roots = store::text_column(batch, "events", "root")?;
+                let roots = store::text_column(batch, Table::Events.name(), "root")?;
                 let roots = roots.as_string::<i32>();
                 for (i, name) in store::events_file_names(batch)?.iter().enumerate() {
                     if self.retracted.contains(name.as_str()) {
@@ -254,10 +255,10 @@ impl Buckets<'_> {
     }
 
     /// The files of the per-agent table `table` in bucket `b` before this append.
-    fn files_of(&self, table: &str, b: u32) -> Vec<String> {
+    fn files_of(&self, table: Table, b: u32) -> Vec<String> {
         self.m
             .bucket_files
-            .get(table)
+            .get(table.name())
             .and_then(|by_b| by_b.get(&b))
             .cloned()
             .unwrap_or_default()
@@ -282,8 +283,11 @@ impl Buckets<'_> {
         // them, the touched agents' rows go into a new file, the other files stay.
         let bid = format!("{}-b{b:03}", self.id);
         let mut written: Written = BTreeMap::new();
-        let mut rows: HashMap<&str, u64> = HashMap::new();
-        for t in per_agent_tables().into_iter().filter(|t| *t != "events") {
+        let mut rows: HashMap<Table, u64> = HashMap::new();
+        for t in per_agent_tables()
+            .into_iter()
+            .filter(|t| *t != Table::Events)
+        {
             let fresh = store::derived_batch(&derived, t)?;
             let old = self.files_of(t, b);
             let (files, n) = derived_files(self.root, self.dir, &bid, t, &old, touched, fresh)?;
@@ -292,7 +296,7 @@ impl Buckets<'_> {
             }
             rows.insert(t, n);
         }
-        let counts = [rows["agents"], rows["intervals"]];
+        let counts = [rows[&Table::Agents], rows[&Table::Intervals]];
         if append_only && events_files.len() < MAX_EVENTS_FILES {
             let fresh = Ingested {
                 files: ing_b.files.clone(),
@@ -317,7 +321,7 @@ impl Buckets<'_> {
                 list.extend(store::write_events_parts(self.dir, &bid, &fresh, None)?);
             }
             if !list.is_empty() {
-                written.insert("events".into(), list);
+                written.insert(Table::Events.to_string(), list);
             }
             return Ok((written, counts));
         }
@@ -329,7 +333,7 @@ impl Buckets<'_> {
             // roots), and parts are cut by batch count: whole batches again, or every
             // compaction made dozens of files per bucket, and each later append compacted
             // once more.
-            let tables = BTreeMap::from([("events", read::rebatch(&all)?)]);
+            let tables = BTreeMap::from([(Table::Events, read::rebatch(&all)?)]);
             written.extend(store::write_parts(self.dir, &bid, &tables)?);
         }
         Ok((written, counts))

@@ -13,6 +13,7 @@ use crate::ingest::{self, Ingested};
 use crate::objstore;
 use crate::reduce::Derived;
 use crate::store::{self, read};
+use crate::table::Table;
 use runlog_core::fingerprint::{scan, Fingerprint};
 use runlog_core::reduce_all;
 
@@ -197,14 +198,14 @@ fn write_bucket(
     derived: &Derived,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let id = format!("{id}-b{b:03}");
-    let derived_tables: Vec<&'static str> = per_agent_tables()
+    let derived_tables: Vec<Table> = per_agent_tables()
         .into_iter()
-        .filter(|t| *t != "events")
+        .filter(|t| *t != Table::Events)
         .collect();
     let batches = store::some_batches(ing, derived, &derived_tables)?;
     let mut files = store::write_parts(dir, &id, &batches)?;
     files.insert(
-        "events".into(),
+        Table::Events.to_string(),
         store::write_events_parts(dir, &id, ing, None)?,
     );
     Ok(files)

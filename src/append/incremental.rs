@@ -14,6 +14,7 @@ use crate::commit::{self, Manifest, Staged};
 use crate::error::Result;
 use crate::ingest::{self, FileSummary, Ingested, Reject, Resume};
 use crate::store::{self, read};
+use crate::table::Table;
 use runlog_core::fingerprint::{Change, Fingerprint};
 use runlog_core::import::Format;
 use runlog_core::Event;
@@ -54,7 +55,8 @@ impl Run<'_> {
         t: &Target,
     ) -> Result<Plan> {
         let old_rows = read::read_files_table(self.root, m)?;
-        let old_rejects = read::read_table(self.root, m, "rejects", store::rejects_from_batch)?;
+        let old_rejects =
+            read::read_table(self.root, m, Table::Rejects, store::rejects_from_batch)?;
         let to_read: Vec<&Input> = inputs
             .iter()
             .filter(|i| i.change != Change::Unchanged)

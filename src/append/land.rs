@@ -11,6 +11,7 @@ use crate::commit::{self, AppendRound, Manifest, Staged, MANIFEST_FORMAT};
 use crate::error::{Error, Result};
 use crate::reduce::Derived;
 use crate::store::{self, TABLES};
+use crate::table::Table;
 use runlog_core::shard::SHARED_TABLES;
 
 /// Files per table -> their names.
@@ -27,7 +28,7 @@ struct Landing<'a> {
     mine_counts: BTreeMap<u32, [u64; 2]>,
     buckets: u32,
     shared_files: Option<Files>,
-    empties: BTreeMap<&'static str, String>,
+    empties: BTreeMap<Table, String>,
     /// The accounting of the shared tables (shard 0), as the manifest's summary.
     value: Option<serde_json::Value>,
     index: Option<BTreeMap<String, runlog_core::fingerprint::Fingerprint>>,
@@ -156,26 +157,26 @@ impl Landing<'_> {
     /// written for each table that may be empty after this append. A shard of a round
     /// cannot tell (the other shards may empty their buckets): it writes one for every
     /// per-agent table it has no rows of, and names it only if the table is empty.
-    fn write_empties(&self, dir: &Path) -> Result<BTreeMap<&'static str, String>> {
+    fn write_empties(&self, dir: &Path) -> Result<BTreeMap<Table, String>> {
         let mut empties = BTreeMap::new();
         for &table in TABLES {
             let empty = if SHARED_TABLES.contains(&table) {
                 match &self.shared_files {
-                    Some(sf) => sf.get(table).is_none_or(Vec::is_empty),
+                    Some(sf) => sf.get(table.name()).is_none_or(Vec::is_empty),
                     None => self
                         .old
-                        .is_none_or(|m| m.tables.get(table).is_none_or(Vec::is_empty)),
+                        .is_none_or(|m| m.tables.get(table.name()).is_none_or(Vec::is_empty)),
                 }
             } else {
                 let others = self.t.part.count > 1
                     || self
                         .old
-                        .and_then(|m| m.bucket_files.get(table))
+                        .and_then(|m| m.bucket_files.get(table.name()))
                         .is_none_or(|by_b| {
                             by_b.iter()
                                 .all(|(b, fs)| self.scope.contains(b) || fs.is_empty())
                         });
-                others && self.mine.get(table).is_none_or(BTreeMap::is_empty)
+                others && self.mine.get(table.name()).is_none_or(BTreeMap::is_empty)
             };
             if empty {
                 let rel = format!("{table}/part-{}-empty.parquet", self.id);
@@ -210,7 +211,7 @@ impl Landing<'_> {
         for table in per_agent_tables() {
             let e = bucket_files.entry(table.to_string()).or_default();
             e.retain(|b, _| !self.scope.contains(b));
-            if let Some(by_b) = self.mine.get(table) {
+            if let Some(by_b) = self.mine.get(table.name()) {
                 e.extend(by_b.iter().map(|(b, fs)| (*b, fs.clone())));
             }
         }
@@ -220,15 +221,15 @@ impl Landing<'_> {
         for &table in TABLES {
             let mut fs: Vec<String> = if SHARED_TABLES.contains(&table) {
                 match &self.shared_files {
-                    Some(sf) => sf.get(table).cloned().unwrap_or_default(),
+                    Some(sf) => sf.get(table.name()).cloned().unwrap_or_default(),
                     None => current
-                        .and_then(|m| m.tables.get(table))
+                        .and_then(|m| m.tables.get(table.name()))
                         .cloned()
                         .unwrap_or_default(),
                 }
             } else {
                 bucket_files
-                    .get(table)
+                    .get(table.name())
                     .into_iter()
                     .flat_map(|by_b| by_b.values().flatten().cloned())
                     .collect()
@@ -236,7 +237,7 @@ impl Landing<'_> {
             if fs.is_empty() {
                 // Not foreseen (a shared table's files never go: shard 0 names one at
                 // least): plan again.
-                match self.empties.get(table) {
+                match self.empties.get(&table) {
                     Some(e) => fs.push(e.clone()),
                     None => return Ok(None),
                 }

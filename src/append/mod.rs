@@ -69,6 +69,7 @@ use crate::ingest::{self, FileSummary, IngestOptions, Ingested};
 use crate::inputs::{self, Downloads, Source, Sources, StoreObject};
 use crate::objstore::{block_on, Root};
 use crate::store::TABLES;
+use crate::table::Table;
 use runlog_core::fingerprint::{scan, Change, Fingerprint, ObjectStamp, Scan};
 use runlog_core::shard::{root_hash, Shard, SHARED_TABLES};
 use runlog_core::Summary;
@@ -391,7 +392,7 @@ fn bucket_of(root: &str, b: u32) -> u32 {
 }
 
 /// The tables written per agent.
-fn per_agent_tables() -> Vec<&'static str> {
+fn per_agent_tables() -> Vec<Table> {
     TABLES
         .iter()
         .copied()

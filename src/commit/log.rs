@@ -286,7 +286,12 @@ pub async fn collect(
     };
     let mut out = Collected::default();
     for &table in TABLES {
-        let listed: Vec<_> = match root.store.list(Some(&root.path(table))).try_collect().await {
+        let listed: Vec<_> = match root
+            .store
+            .list(Some(&root.path(table.name())))
+            .try_collect()
+            .await
+        {
             Ok(l) => l,
             Err(_) => continue,
         };

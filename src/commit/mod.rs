@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::objstore::{block_on, Root};
 use crate::store::TABLES;
+use crate::table::Table;
 use lock::Owner;
 pub use lock::WarehouseLock;
 pub use log::GcPolicy;
@@ -159,13 +160,13 @@ pub fn current(root: &Root) -> Result<Option<Manifest>> {
 /// local warehouse, URLs for a remote one), each checked to be there and whole: a table the
 /// manifest does not name, a file that is missing or cut short, is a clear error rather
 /// than a table read with rows missing.
-pub fn table_files(dir: &Path, m: &Manifest, table: &str) -> Result<Vec<String>> {
+pub fn table_files(dir: &Path, m: &Manifest, table: Table) -> Result<Vec<String>> {
     table_locations(&Root::open(dir)?, m, table)
 }
 
 /// [`table_files`] of a warehouse already opened.
-pub fn table_locations(root: &Root, m: &Manifest, table: &str) -> Result<Vec<String>> {
-    let Some(files) = m.tables.get(table) else {
+pub fn table_locations(root: &Root, m: &Manifest, table: Table) -> Result<Vec<String>> {
+    let Some(files) = m.tables.get(table.name()) else {
         return Err(root.error(format!(
             "its manifest names no table {table}: damaged, or not written by runlog; ingest \
              the logs again"
@@ -292,7 +293,7 @@ impl Staged {
         };
         s.create_dir(&dir)?;
         for t in TABLES {
-            s.create_dir(&dir.join(t))?;
+            s.create_dir(&dir.join(t.name()))?;
         }
         Ok(s)
     }
@@ -424,7 +425,7 @@ impl Staged {
         }
         let prefix = format!("part-{}", self.id);
         for t in TABLES {
-            if let Ok(rd) = fs::read_dir(self.dir.join(t)) {
+            if let Ok(rd) = fs::read_dir(self.dir.join(t.name())) {
                 for e in rd.flatten() {
                     if e.file_name().to_string_lossy().starts_with(&prefix) {
                         let _ = fs::remove_file(e.path());

@@ -193,7 +193,7 @@ const TABLES: &[(&str, &[(&str, &str)])] = &[
 
 fn every_interface_table_and_column_has_its_type() {
     for (table, cols) in TABLES {
-        let schema = runlog::store::schema(table);
+        let schema = runlog::store::schema(table.parse().unwrap());
         for (name, ty) in *cols {
             let field = schema
                 .field_with_name(name)

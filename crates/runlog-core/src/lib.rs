@@ -4,12 +4,13 @@
 //!
 //! Data flows one way. The modules, in order:
 //! [`error`] (the error type) → [`event`] (the event, its kind and payload index) →
-//! [`decode`] (a line into an event) → [`import`] (the runtimes' own formats into events) →
-//! [`shard`] (which shard and partition a root belongs to) → [`fingerprint`] (tells an
-//! appended input file from one read before) → [`ingest`] (files into validated, ordered
-//! agents and rejects; [`ingest::spill`] for inputs larger than memory) → [`reduce`] (the
-//! interval reducer, docs/semantics.md) → [`summary`] (the accounting) → [`replay`] (timelines
-//! and snapshots of one agent, a live monitor).
+//! [`table`] (the warehouse's tables and their columns' definition) → [`decode`] (a line
+//! into an event) → [`import`] (the runtimes' own formats into events) → [`shard`] (which
+//! shard and partition a root belongs to) → [`fingerprint`] (tells an appended input file
+//! from one read before) → [`ingest`] (files into validated, ordered agents and rejects;
+//! [`ingest::spill`] for inputs larger than memory) → [`reduce`] (the interval reducer,
+//! docs/semantics.md; its `rows` declare the derived tables) → [`summary`] (the
+//! accounting) → [`replay`] (timelines and snapshots of one agent, a live monitor).
 //!
 //! The rule: a module's code names (`crate::...`) only modules before it in this order,
 //! each by the module that defines the item, not through another module's re-export. (A
@@ -29,6 +30,7 @@ pub mod reduce;
 pub mod replay;
 pub mod shard;
 pub mod summary;
+pub mod table;
 
 pub use error::{Error, Location, Result};
 pub use event::Event;

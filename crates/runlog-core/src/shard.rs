@@ -8,10 +8,12 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::table::Table;
+
 /// Tables that are not per agent: shard 0 writes them for the whole input it read (a
 /// reject has no agent, or an agent whose events conflict; the `files` accounting counts
 /// every agent); the other shards commit them empty.
-pub const SHARED_TABLES: &[&str] = &["rejects", "files"];
+pub const SHARED_TABLES: &[Table] = &[Table::Rejects, Table::Files];
 
 /// FNV-1a, 64 bits, of the root's bytes: the stable hash that places an agent in a shard.
 pub fn root_hash(root: &str) -> u64 {

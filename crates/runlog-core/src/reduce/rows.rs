@@ -1,151 +1,192 @@
-//! The rows the reducer makes, one struct per derived table, and [`Derived`], the tables of
-//! one or many agents (docs/semantics.md §8 lists every column).
+//! The rows the reducer makes: each derived table's one definition (its row struct and
+//! columns, in column order, through [`define_table!`]), and [`Derived`], the tables of one
+//! or many agents (docs/semantics.md §8 lists every column).
+//!
+//! To add a column to a derived table: add it to the table's definition here and set it in
+//! the reducer rule that fills it. The store's Arrow schema, record batches and Parquet
+//! settings follow from the definition.
 
 use crate::event::{Data, Id};
+use crate::table::{
+    define_table, ColumnDef, Row, Table, EVENTS_COLUMNS, FILES_COLUMNS, REJECTS_COLUMNS,
+};
 
-/// A row of `intervals`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IntervalRow {
-    pub root: Id,
-    pub open_seq: i64,
-    pub close_seq: Option<i64>,
-    pub opened_at: i64,
-    pub closed_at: Option<i64>,
-    pub status: &'static str,
-    pub finish_reason: Option<Data>,
-    /// The class of `finish_reason` ([`finish_class`]); NULL with it.
-    pub finish_class: Option<&'static str>,
-    pub protocol_error: Option<i64>,
-    pub message_id: Option<Data>,
-    pub joined_messages: i64,
-    pub turns: i64,
-    pub model_calls: i64,
-    pub errors: i64,
-    pub tool_calls: i64,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub busy: i64,
-    pub conflicts: i64,
-    pub seq_gaps: i64,
-    /// Settled by an end the importer deduced (`data.inferred` on the closing idle or on
-    /// the last root `turn/end` in it), not by one the log recorded.
-    pub inferred: bool,
+define_table! {
+    /// A row of `intervals`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct IntervalRow: Intervals {
+        root: Id => Text [distinct],
+        open_seq: i64 => Int,
+        close_seq: Option<i64> => OptInt,
+        opened_at: i64 => Ts,
+        closed_at: Option<i64> => OptTs,
+        status: &'static str => Text,
+        finish_reason: Option<Data> => OptText,
+        protocol_error: Option<i64> => OptInt,
+        message_id: Option<Data> => OptText [distinct],
+        joined_messages: i64 => Int,
+        turns: i64 => Int,
+        model_calls: i64 => Int,
+        errors: i64 => Int,
+        tool_calls: i64 => Int,
+        input_tokens: i64 => Int,
+        output_tokens: i64 => Int,
+        busy: i64 => Int,
+        conflicts: i64 => Int,
+        seq_gaps: i64 => Int,
+        /// Settled by an end the importer deduced (`data.inferred` on the closing idle or on
+        /// the last root `turn/end` in it), not by one the log recorded.
+        inferred: bool => Bool,
+        /// The class of `finish_reason` ([`finish_class`]); NULL with it.
+        finish_class: Option<&'static str> => OptText,
+    }
 }
 
-/// A row of `turns`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnRow {
-    pub root: Id,
-    pub session: Id,
-    pub turn: Id,
-    pub is_root: bool,
-    pub interval_open_seq: Option<i64>,
-    pub start_seq: i64,
-    pub end_seq: Option<i64>,
-    pub state: Option<&'static str>,
-    pub stop_reason: Option<Data>,
-    pub cause: Option<Data>,
-    pub outcome: Option<Data>,
-    pub error_code: Option<Data>,
-    pub text_len: Option<i64>,
-    pub tool_calls: i64,
-    pub model_calls: i64,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub protocol_error: Option<i64>,
-    /// The class of the kind of the turn end that decided its state ([`finish_class`]);
-    /// NULL while the turn has not ended, or when that end has no string kind.
-    pub finish_class: Option<&'static str>,
-    /// Its end was deduced by the importer (`data.inferred: true` on the `turn/end`).
-    pub inferred: bool,
+define_table! {
+    /// A row of `turns`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct TurnRow: Turns {
+        root: Id => Text [distinct],
+        session: Id => Text [distinct],
+        turn: Id => Text [distinct],
+        is_root: bool => Bool,
+        interval_open_seq: Option<i64> => OptInt,
+        start_seq: i64 => Int,
+        end_seq: Option<i64> => OptInt,
+        state: Option<&'static str> => OptText,
+        stop_reason: Option<Data> => OptText,
+        cause: Option<Data> => OptText,
+        outcome: Option<Data> => OptText,
+        error_code: Option<Data> => OptText,
+        text_len: Option<i64> => OptInt,
+        tool_calls: i64 => Int,
+        model_calls: i64 => Int,
+        input_tokens: i64 => Int,
+        output_tokens: i64 => Int,
+        protocol_error: Option<i64> => OptInt,
+        /// Its end was deduced by the importer (`data.inferred: true` on the `turn/end`).
+        inferred: bool => Bool,
+        /// The class of the kind of the turn end that decided its state ([`finish_class`]);
+        /// NULL while the turn has not ended, or when that end has no string kind.
+        finish_class: Option<&'static str> => OptText,
+    }
 }
 
-/// A row of `errors`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ErrorRow {
-    pub root: Id,
-    pub session: Id,
-    pub turn: Option<Id>,
-    pub seq: i64,
-    pub ts: i64,
-    pub source: &'static str,
-    pub code: Option<String>,
-    pub message: Option<String>,
-    pub retryable: bool,
-    pub http_status: Option<i64>,
-    pub details_reason: Option<String>,
-    pub retryable_expected: Option<bool>,
-    pub retryable_mismatch: Option<bool>,
-    pub status_consistent: Option<bool>,
-    pub retried: Option<bool>,
-    pub recovered: Option<bool>,
+define_table! {
+    /// A row of `errors`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ErrorRow: Errors {
+        root: Id => Text [distinct],
+        session: Id => Text [distinct],
+        turn: Option<Id> => OptText [distinct],
+        seq: i64 => Int [distinct],
+        ts: i64 => Ts [distinct],
+        source: &'static str => Text,
+        code: Option<String> => OptText,
+        message: Option<String> => OptText [distinct],
+        retryable: bool => Bool,
+        http_status: Option<i64> => OptInt,
+        details_reason: Option<String> => OptText,
+        retryable_expected: Option<bool> => OptBool,
+        retryable_mismatch: Option<bool> => OptBool,
+        status_consistent: Option<bool> => OptBool,
+        retried: Option<bool> => OptBool,
+        recovered: Option<bool> => OptBool,
+    }
 }
 
-/// A row of `tool_calls`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCallRow {
-    pub root: Id,
-    pub session: Id,
-    pub turn: Option<Id>,
-    pub call_id: Option<Data>,
-    pub seq: i64,
-    pub name: Option<Data>,
-    /// The arguments as JSON text.
-    pub arguments: Option<Data>,
-    pub status: Option<Data>,
-    pub detail: Option<Data>,
+define_table! {
+    /// A row of `tool_calls`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ToolCallRow: ToolCalls {
+        root: Id => Text [distinct],
+        session: Id => Text [distinct],
+        turn: Option<Id> => OptText [distinct],
+        call_id: Option<Data> => OptText [distinct],
+        seq: i64 => Int [distinct],
+        name: Option<Data> => OptText,
+        /// The arguments as JSON text.
+        arguments: Option<Data> => OptText [distinct],
+        status: Option<Data> => OptText,
+        detail: Option<Data> => OptText [distinct],
+    }
 }
 
-/// A row of `callbacks`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallbackRow {
-    pub root: Id,
-    pub session: Id,
-    pub turn: Option<Id>,
-    pub callback_id: Option<String>,
-    pub kind: Option<String>,
-    pub title: Option<String>,
-    pub open_seq: i64,
-    pub close_seq: Option<i64>,
-    pub closed_by: Option<&'static str>,
+define_table! {
+    /// A row of `callbacks`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct CallbackRow: Callbacks {
+        root: Id => Text [distinct],
+        session: Id => Text [distinct],
+        turn: Option<Id> => OptText [distinct],
+        callback_id: Option<String> => OptText [distinct],
+        kind: Option<String> => OptText,
+        title: Option<String> => OptText,
+        open_seq: i64 => Int,
+        close_seq: Option<i64> => OptInt,
+        closed_by: Option<&'static str> => OptText,
+    }
 }
 
-/// A row of `runs`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    pub root: Id,
-    pub run_id: Option<String>,
-    pub attempt: Option<i64>,
-    pub start_seq: i64,
-    pub settle_seq: Option<i64>,
-    pub settle: &'static str,
-    pub output_status: Option<String>,
-    pub wait_for_kind: Option<String>,
-    pub assistant_text_len: Option<i64>,
-    pub provisional_tail: bool,
-    pub error_code: Option<String>,
-    pub assistant_deltas: i64,
-    pub reasoning_deltas: i64,
-    pub progress_events: i64,
-    pub tool_events: i64,
-    pub log_events: i64,
-    pub interaction_events: i64,
+define_table! {
+    /// A row of `runs`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct RunRow: Runs {
+        root: Id => Text [distinct],
+        run_id: Option<String> => OptText [distinct],
+        attempt: Option<i64> => OptInt,
+        start_seq: i64 => Int,
+        settle_seq: Option<i64> => OptInt,
+        settle: &'static str => Text,
+        output_status: Option<String> => OptText,
+        wait_for_kind: Option<String> => OptText,
+        assistant_text_len: Option<i64> => OptInt,
+        provisional_tail: bool => Bool,
+        error_code: Option<String> => OptText,
+        assistant_deltas: i64 => Int,
+        reasoning_deltas: i64 => Int,
+        progress_events: i64 => Int,
+        tool_events: i64 => Int,
+        log_events: i64 => Int,
+        interaction_events: i64 => Int,
+    }
 }
 
-/// A row of `agents` (docs/semantics.md §8): per-root facts with no other home,
-/// such as stray idles.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentRow {
-    pub root: Id,
-    pub events: i64,
-    pub sessions: i64,
-    pub first_seq: i64,
-    pub last_seq: i64,
-    pub first_ts: i64,
-    pub last_ts: i64,
-    pub intervals: i64,
-    pub stray_idles: i64,
-    pub seq_gaps: i64,
+define_table! {
+    /// A row of `agents` (docs/semantics.md §8): per-root facts with no other home,
+    /// such as stray idles.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct AgentRow: Agents {
+        root: Id => Text [distinct],
+        events: i64 => Int,
+        sessions: i64 => Int,
+        first_seq: i64 => Int,
+        last_seq: i64 => Int,
+        first_ts: i64 => Ts,
+        last_ts: i64 => Ts,
+        intervals: i64 => Int,
+        stray_idles: i64 => Int,
+        seq_gaps: i64 => Int,
+    }
+}
+
+impl Table {
+    /// The table's columns, in order: a derived table's from its row's definition above,
+    /// the others' from [`crate::table`].
+    pub const fn columns(self) -> &'static [ColumnDef] {
+        match self {
+            Table::Events => EVENTS_COLUMNS,
+            Table::Intervals => IntervalRow::COLUMNS,
+            Table::Turns => TurnRow::COLUMNS,
+            Table::Errors => ErrorRow::COLUMNS,
+            Table::ToolCalls => ToolCallRow::COLUMNS,
+            Table::Callbacks => CallbackRow::COLUMNS,
+            Table::Runs => RunRow::COLUMNS,
+            Table::Rejects => REJECTS_COLUMNS,
+            Table::Agents => AgentRow::COLUMNS,
+            Table::Files => FILES_COLUMNS,
+        }
+    }
 }
 
 /// The derived tables of one or many agents.

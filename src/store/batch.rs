@@ -1,0 +1,193 @@
+//! Record batches of the tables made in memory: each derived table's built column by column
+//! through its rows' definition ([`Row::visit_columns`], monomorphic: no dynamic call or
+//! boxing per row), `rejects` and `files` from ingest's accounting, and the helpers that build
+//! one Arrow array from an iterator (the `events` batches are [`super::events`]'s).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringBuilder, TimestampMicrosecondArray,
+};
+use rayon::prelude::*;
+
+use super::events::events_batches;
+use super::schema::schema;
+use super::TABLES;
+use crate::error::{Error, Result};
+use crate::ingest::{FileSummary, Ingested};
+use crate::reduce::Derived;
+use runlog_core::table::{ColumnVisitor, Row, Table};
+
+// The string columns go over their rows twice: once for the bytes, so that the values buffer
+// is allocated once at its size (`from_iter` grows it by doubling, copying it each time).
+pub(super) fn s<'a>(it: impl Iterator<Item = &'a str> + Clone) -> ArrayRef {
+    so(it.map(Some))
+}
+pub(super) fn so<'a>(it: impl Iterator<Item = Option<&'a str>> + Clone) -> ArrayRef {
+    let bytes = it.clone().map(|x| x.map_or(0, str::len)).sum();
+    let mut b = StringBuilder::with_capacity(it.size_hint().0, bytes);
+    b.extend(it);
+    Arc::new(b.finish())
+}
+pub(super) fn i(it: impl Iterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(it))
+}
+pub(super) fn io(it: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter(it))
+}
+pub(super) fn b(it: impl Iterator<Item = bool>) -> ArrayRef {
+    Arc::new(BooleanArray::from_iter(it.map(Some)))
+}
+pub(super) fn bo(it: impl Iterator<Item = Option<bool>>) -> ArrayRef {
+    Arc::new(BooleanArray::from_iter(it))
+}
+pub(super) fn t(it: impl Iterator<Item = i64>) -> ArrayRef {
+    Arc::new(TimestampMicrosecondArray::from_iter_values(it).with_timezone("UTC"))
+}
+pub(super) fn to(it: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    Arc::new(TimestampMicrosecondArray::from_iter(it).with_timezone("UTC"))
+}
+
+pub(super) fn batch(table: Table, cols: Vec<ArrayRef>) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new(schema(table), cols)?)
+}
+
+/// The `rejects` table.
+pub fn rejects_batch(ing: &Ingested) -> Result<RecordBatch> {
+    let r = &ing.rejects;
+    batch(
+        Table::Rejects,
+        vec![
+            s(r.iter().map(|x| x.file.as_str())),
+            i(r.iter().map(|x| x.line as i64)),
+            s(r.iter().map(|x| x.reason.as_str())),
+            s(r.iter().map(|x| x.excerpt.as_str())),
+        ],
+    )
+}
+
+/// The `files` table: the accounting of every input file.
+pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
+    batch(
+        Table::Files,
+        vec![
+            s(files.iter().map(|x| x.file.as_str())),
+            i(files.iter().map(|x| x.bytes as i64)),
+            i(files.iter().map(|x| x.lines as i64)),
+            i(files.iter().map(|x| x.blank as i64)),
+            i(files.iter().map(|x| x.kept as i64)),
+            i(files.iter().map(|x| x.duplicates as i64)),
+            i(files.iter().map(|x| x.rejects as i64)),
+            s(files.iter().map(|x| x.format.as_str())),
+            i(files.iter().map(|x| x.events as i64)),
+        ],
+    )
+}
+
+/// The batch of one derived table.
+pub fn derived_batch(d: &Derived, table: Table) -> Result<RecordBatch> {
+    match table {
+        Table::Intervals => rows_batch(&d.intervals),
+        Table::Turns => rows_batch(&d.turns),
+        Table::Errors => rows_batch(&d.errors),
+        Table::ToolCalls => rows_batch(&d.tool_calls),
+        Table::Callbacks => rows_batch(&d.callbacks),
+        Table::Runs => rows_batch(&d.runs),
+        Table::Agents => rows_batch(&d.agents),
+        Table::Events | Table::Rejects | Table::Files => {
+            Err(Error::Invalid(format!("{table} is not a derived table")))
+        }
+    }
+}
+
+/// The batch of a derived table's rows: each column built from its definition
+/// ([`Row::visit_columns`]).
+pub fn rows_batch<R: Row>(rows: &[R]) -> Result<RecordBatch> {
+    let mut columns = ArrowColumns(Vec::with_capacity(R::COLUMNS.len()));
+    R::visit_columns(rows, &mut columns);
+    batch(R::TABLE, columns.0)
+}
+
+/// Builds the Arrow array of each column a [`Row`] hands over, in order.
+struct ArrowColumns(Vec<ArrayRef>);
+
+impl<'a> ColumnVisitor<'a> for ArrowColumns {
+    fn text(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = &'a str> + Clone) {
+        self.0.push(s(v));
+    }
+    fn opt_text(
+        &mut self,
+        _: &'static str,
+        v: impl ExactSizeIterator<Item = Option<&'a str>> + Clone,
+    ) {
+        self.0.push(so(v));
+    }
+    fn int(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
+        self.0.push(i(v));
+    }
+    fn opt_int(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
+        self.0.push(io(v));
+    }
+    fn bool(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = bool> + Clone) {
+        self.0.push(b(v));
+    }
+    fn opt_bool(
+        &mut self,
+        _: &'static str,
+        v: impl ExactSizeIterator<Item = Option<bool>> + Clone,
+    ) {
+        self.0.push(bo(v));
+    }
+    fn ts(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
+        self.0.push(t(v));
+    }
+    fn opt_ts(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
+        self.0.push(to(v));
+    }
+}
+
+/// Every table of an ingest as record batches, by table name.
+pub fn all_batches(ing: &Ingested, d: &Derived) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
+    some_batches(ing, d, TABLES)
+}
+
+/// The named tables of an ingest as record batches, by table name.
+pub fn some_batches(
+    ing: &Ingested,
+    d: &Derived,
+    tables: &[Table],
+) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
+    some_batches_of(ing, std::slice::from_ref(d), tables)
+}
+
+/// [`some_batches`] of derived tables reduced in parts ([`runlog_core::reduce_parts`]): a
+/// derived table is a batch per part that has rows, in the parts' order.
+pub fn some_batches_of(
+    ing: &Ingested,
+    parts: &[Derived],
+    tables: &[Table],
+) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
+    tables
+        .par_iter()
+        .map(|&table| {
+            let batches = match table {
+                Table::Events => events_batches(ing)?,
+                Table::Rejects => vec![rejects_batch(ing)?],
+                Table::Files => vec![files_batch(&ing.files)?],
+                _ => {
+                    let mut batches = parts
+                        .par_iter()
+                        .map(|d| derived_batch(d, table))
+                        .collect::<Result<Vec<_>>>()?;
+                    batches.retain(|b| b.num_rows() > 0);
+                    if batches.is_empty() {
+                        batches.push(derived_batch(&Derived::default(), table)?);
+                    }
+                    batches
+                }
+            };
+            Ok((table, batches))
+        })
+        .collect()
+}
