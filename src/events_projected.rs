@@ -19,7 +19,7 @@ use crate::store;
 /// The `events` table's columns named in `columns` (in the table's order; the others
 /// left out), in (root, seq) order, in batches of [`store::EVENTS_BATCH_ROWS`] rows.
 pub fn events_batches_of(ing: &Ingested, columns: &[String]) -> Result<Vec<RecordBatch>> {
-    let schema = store::schema("events");
+    let schema = store::schema(crate::Table::Events);
     let indices: Vec<usize> = (0..schema.fields().len())
         .filter(|&i| columns.iter().any(|c| c == schema.field(i).name()))
         .collect();
@@ -98,7 +98,7 @@ mod tests {
         let ing =
             crate::ingest::ingest_paths(&[dir.path().to_path_buf()], &Default::default()).unwrap();
         let whole = store::events_batches(&ing).unwrap();
-        let schema = store::schema("events");
+        let schema = store::schema(crate::Table::Events);
         for (i, field) in schema.fields().iter().enumerate() {
             let cols = [field.name().clone(), "seq".to_string()];
             let some = events_batches_of(&ing, &cols).unwrap();

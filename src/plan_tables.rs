@@ -17,15 +17,16 @@ use crate::error::Result;
 use crate::event::KindSet;
 use crate::query::TimeWindow;
 use crate::store;
+use crate::Table;
 
 /// The tables a question reads, the columns of each it reads, and, when those depend on
 /// a few event types only, those types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Demand {
     /// The tables to build (see [`crate::query::tables_referenced`]).
-    pub tables: Vec<&'static str>,
+    pub tables: Vec<Table>,
     /// The columns read of each table (`None`: every column).
-    pub columns: Option<BTreeMap<&'static str, Vec<String>>>,
+    pub columns: Option<BTreeMap<Table, Vec<String>>>,
     /// The kinds of events those columns depend on (`None`: every event); set only with
     /// `columns`.
     pub keep: Option<KindSet>,
@@ -33,7 +34,7 @@ pub struct Demand {
 
 impl Demand {
     /// Every column of every table named, from every event.
-    pub fn whole(tables: Vec<&'static str>) -> Demand {
+    pub fn whole(tables: Vec<Table>) -> Demand {
         Demand {
             tables,
             columns: None,
@@ -45,7 +46,7 @@ impl Demand {
     /// more than the statements name, so under a window every column and every event is
     /// needed.
     pub fn of<S: AsRef<str>>(sqls: &[S], window: &TimeWindow) -> Demand {
-        let mut tables: Vec<&'static str> = Vec::new();
+        let mut tables: Vec<Table> = Vec::new();
         for sql in sqls {
             for t in crate::query::tables_referenced(sql.as_ref()) {
                 if !tables.contains(&t) {
@@ -59,7 +60,7 @@ impl Demand {
         }
         let columns = columns_read(sqls, &tables);
         let keep = columns.as_ref().and_then(|cols| {
-            crate::reduce::needs::kinds_for(cols.iter().map(|(t, c)| (*t, c.clone())))
+            crate::reduce::needs::kinds_for(cols.iter().map(|(t, c)| (t.name(), c.clone())))
         });
         Demand {
             tables,
@@ -80,23 +81,23 @@ impl Demand {
             return crate::query::context_from_batches(loaded.some_batches(&self.tables)?);
         };
         // The events table is built with its columns read only; the others are small.
-        let others: Vec<&'static str> = self
+        let others: Vec<Table> = self
             .tables
             .iter()
             .copied()
-            .filter(|t| *t != "events")
+            .filter(|t| *t != Table::Events)
             .collect();
         let mut batches = loaded.some_batches(&others)?;
-        if self.tables.contains(&"events") {
-            let read = cols.get("events").cloned().unwrap_or_default();
+        if self.tables.contains(&Table::Events) {
+            let read = cols.get(&Table::Events).cloned().unwrap_or_default();
             let events = crate::events_projected::events_batches_of(&loaded.ingested, &read)?;
-            batches.insert("events", events);
+            batches.insert(Table::Events, events);
         }
         let ctx =
             SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
         for (table, batches) in batches {
             let schema = store::schema(table);
-            let read = cols.get(table).map(Vec::as_slice).unwrap_or_default();
+            let read = cols.get(&table).map(Vec::as_slice).unwrap_or_default();
             let indices: Vec<usize> = (0..schema.fields().len())
                 .filter(|&i| read.iter().any(|c| c == schema.field(i).name()))
                 .collect();
@@ -112,7 +113,7 @@ impl Demand {
                 })
                 .collect::<std::result::Result<Vec<RecordBatch>, _>>()?;
             let mem = MemTable::try_new(projected, vec![batches])?;
-            ctx.register_table(table, Arc::new(mem))?;
+            ctx.register_table(table.name(), Arc::new(mem))?;
         }
         Ok(ctx)
     }
@@ -123,15 +124,15 @@ impl Demand {
 /// statement cannot be planned here, or reads a table without scanning it.
 fn columns_read<S: AsRef<str>>(
     sqls: &[S],
-    tables: &[&'static str],
-) -> Option<BTreeMap<&'static str, Vec<String>>> {
+    tables: &[Table],
+) -> Option<BTreeMap<Table, Vec<String>>> {
     let ctx = SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
     for &t in store::TABLES {
         let mem = MemTable::try_new(store::schema(t), vec![vec![]]).ok()?;
-        ctx.register_table(t, Arc::new(mem)).ok()?;
+        ctx.register_table(t.name(), Arc::new(mem)).ok()?;
     }
     let state = ctx.state();
-    let mut out: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let mut out: BTreeMap<Table, Vec<String>> = BTreeMap::new();
     for sql in sqls {
         // Planning over memory tables waits on nothing: no runtime needed.
         let plan = futures::executor::block_on(state.create_logical_plan(sql.as_ref())).ok()?;
@@ -141,7 +142,7 @@ fn columns_read<S: AsRef<str>>(
             if let LogicalPlan::TableScan(scan) = node {
                 let Some(&table) = store::TABLES
                     .iter()
-                    .find(|t| **t == scan.table_name.table())
+                    .find(|t| t.name() == scan.table_name.table())
                 else {
                     scans_ok = false;
                     return Ok(TreeNodeRecursion::Stop);
@@ -170,7 +171,7 @@ fn columns_read<S: AsRef<str>>(
     }
     // A table named but never scanned (DESCRIBE, say) is read whole.
     for &t in tables {
-        if !out.contains_key(t) {
+        if !out.contains_key(&t) {
             return None;
         }
     }
@@ -190,9 +191,9 @@ mod tests {
     fn finish_reasons_need_the_interval_events_only() {
         let sql = std::fs::read_to_string("queries/finish_reasons.sql").unwrap();
         let d = demand(&sql);
-        assert_eq!(d.tables, vec!["intervals"]);
+        assert_eq!(d.tables, vec![Table::Intervals]);
         let (cols, kinds) = (d.columns.expect("columns"), d.keep.expect("some events"));
-        let mut read = cols["intervals"].clone();
+        let mut read = cols[&Table::Intervals].clone();
         read.sort();
         assert_eq!(read, vec!["finish_class", "finish_reason", "status"]);
         let mut k: Vec<Kind> = kinds.kinds().collect();
@@ -289,7 +290,7 @@ mod tests {
         let d = Demand::of(&crate::report::statements(), &TimeWindow::default());
         assert_eq!(d.keep(), None);
         let cols = d.columns.expect("the report's columns are known");
-        let mut events = cols["events"].clone();
+        let mut events = cols[&Table::Events].clone();
         events.sort();
         assert_eq!(events, vec!["root", "source", "ts"]);
     }
