@@ -18,6 +18,7 @@ pub mod bench;
 pub mod commit;
 pub mod engine;
 pub mod error;
+pub mod export;
 pub mod html;
 pub mod inputs;
 pub mod location;

@@ -3,6 +3,7 @@
 
 mod baseline;
 mod bench;
+mod export;
 mod gen;
 mod ingest;
 pub mod memory;
@@ -128,6 +129,17 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
     ///
     /// The stages: read and decode, reduce, build the batches, write the warehouse.
     Bench(bench::BenchArgs),
+    /// Write the turns as OpenTelemetry traces: to a file of OTLP/JSON lines, or to an
+    /// OTLP/HTTP endpoint (Arize Phoenix, Jaeger, Tempo, Langfuse, a Collector).
+    #[command(
+        after_help = "One trace per root-session turn: invoke_agent (the turn), chat (its model calls), \
+execute_tool (its tool calls), nested invoke_agent spans for the subagent turns it spawned,\n\
+callback and run spans; runlog's findings as runlog.* attributes (docs/otel.md). Ids are\n\
+hashes of what each span stands for: exporting twice gives the same spans.\n\
+Example: runlog export --warehouse wh --out traces.jsonl\n\
+Example: runlog export sample-logs --endpoint http://127.0.0.1:6006"
+    )]
+    Export(export::ExportArgs),
 }
 
 #[derive(Args, Clone)]
@@ -516,7 +528,8 @@ fn localize(cmd: &mut Command) -> Result<()> {
             }
         }
         Command::Report(report::ReportArgs { source, paths, .. })
-        | Command::Replay(replay::ReplayArgs { source, paths, .. }) => {
+        | Command::Replay(replay::ReplayArgs { source, paths, .. })
+        | Command::Export(export::ExportArgs { source, paths, .. }) => {
             if let Some(w) = &mut source.warehouse {
                 fix(w)?;
             }
@@ -542,6 +555,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Command::Replay(a) => replay::run(a),
         Command::Gen(a) => gen::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Export(a) => export::run(a),
     }
 }
 
