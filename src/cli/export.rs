@@ -113,8 +113,11 @@ pub fn run(args: ExportArgs) -> Result<()> {
         }
     };
     let counts = export::write_agents(&agents, args.content, &mut sink, &progress)?;
-    let retries = sink.retries();
-    let (batches, bytes) = sink.finish()?;
+    let export::Sent {
+        batches,
+        bytes,
+        retries,
+    } = sink.finish()?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

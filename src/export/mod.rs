@@ -28,7 +28,7 @@ use datafusion::prelude::SessionContext;
 pub use http::{traces_url, Protocol};
 pub use read::Scope;
 pub use rows::Agent;
-pub use sink::{Sink, DEFAULT_BATCH_SPANS};
+pub use sink::{Sent, Sink, DEFAULT_BATCH_SPANS};
 pub use trace::Counts;
 
 /// What can go wrong in an export.

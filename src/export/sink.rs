@@ -19,6 +19,17 @@ use super::ExportError;
 /// The default number of spans per batch (a line of the file, a request to an endpoint).
 pub const DEFAULT_BATCH_SPANS: usize = 2048;
 
+/// What a sink sent in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// Batches written or posted.
+    pub batches: u64,
+    /// Bytes written or posted.
+    pub bytes: u64,
+    /// Retries an endpoint needed (0 for a file).
+    pub retries: u64,
+}
+
 enum Out {
     File {
         path: PathBuf,
@@ -32,10 +43,8 @@ pub struct Sink {
     out: Out,
     pending: Vec<Span>,
     batch_spans: usize,
-    /// Batches written or posted.
-    pub batches: u64,
-    /// Bytes written or posted.
-    pub bytes: u64,
+    batches: u64,
+    bytes: u64,
 }
 
 impl Sink {
@@ -76,14 +85,6 @@ impl Sink {
         }
     }
 
-    /// Retries an endpoint needed (0 for a file).
-    pub fn retries(&self) -> u64 {
-        match &self.out {
-            Out::Http(p) => p.retries,
-            Out::File { .. } => 0,
-        }
-    }
-
     /// Adds one agent's spans; sends the batch once it is full.
     pub fn push(&mut self, spans: &mut Vec<Span>) -> Result<(), ExportError> {
         self.pending.append(spans);
@@ -94,7 +95,7 @@ impl Sink {
     }
 
     /// Sends what is gathered and closes the destination.
-    pub fn finish(mut self) -> Result<(u64, u64), ExportError> {
+    pub fn finish(mut self) -> Result<Sent, ExportError> {
         if !self.pending.is_empty() {
             self.send()?;
         }
@@ -104,7 +105,15 @@ impl Sink {
                 source: e,
             })?;
         }
-        Ok((self.batches, self.bytes))
+        let retries = match &self.out {
+            Out::Http(p) => p.retries,
+            Out::File { .. } => 0,
+        };
+        Ok(Sent {
+            batches: self.batches,
+            bytes: self.bytes,
+            retries,
+        })
     }
 
     fn send(&mut self) -> Result<(), ExportError> {

@@ -181,7 +181,7 @@ impl ModelData {
     /// How long the call took, in microseconds, when recorded.
     pub fn duration_us(&self) -> Option<i64> {
         let ms = self.duration_ms.as_ref()?.as_f64()?;
-        (ms.is_finite() && ms >= 0.0).then(|| (ms * 1000.0) as i64)
+        (ms.is_finite() && ms >= 0.0).then_some((ms * 1000.0) as i64)
     }
 
     fn text(v: &Option<Value>) -> Option<&str> {
