@@ -107,9 +107,9 @@ pub fn run(args: ExportArgs) -> Result<()> {
         ));
         b
     });
-    let progress = |c: &export::Counts| {
+    let progress = |c: &export::Counts, agents: u64| {
         if let Some(b) = &bar {
-            b.inc(1);
+            b.inc(agents);
             b.set_message(format!("{} spans", c.spans()));
         }
     };

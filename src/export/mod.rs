@@ -21,14 +21,16 @@ mod spans;
 mod trace;
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::PathBuf;
 
 use datafusion::prelude::SessionContext;
+use rayon::prelude::*;
 
 pub use http::{traces_url, Protocol};
 pub use read::Scope;
 pub use rows::Agent;
-pub use sink::{Sent, Sink, DEFAULT_BATCH_SPANS};
+pub use sink::{Encoding, Sent, Sink, DEFAULT_BATCH_SPANS};
 pub use trace::Counts;
 
 /// What can go wrong in an export.
@@ -65,20 +67,62 @@ pub async fn read_agents(
 }
 
 /// Writes every agent's spans to `sink`, agent by agent in root order; `progress` is told
-/// after each agent. Returns what was written.
+/// the counts so far and the agents done after each batch. Batches are built and encoded
+/// in parallel, a few at a time, and sent in order, so the output is the same on any
+/// number of threads.
 pub fn write_agents(
     agents: &BTreeMap<String, Agent>,
     content: bool,
     sink: &mut Sink,
-    progress: &dyn Fn(&Counts),
+    progress: &dyn Fn(&Counts, u64),
 ) -> Result<Counts, ExportError> {
+    let list: Vec<&Agent> = agents.values().collect();
+    let plan = plan_batches(&list, sink.batch_spans());
+    let encoding = sink.encoding();
+    let wave = 2 * rayon::current_num_threads().max(1);
     let mut counts = Counts::default();
-    let mut spans = Vec::new();
-    for a in agents.values() {
-        let c = trace::agent_spans(a, content, &mut spans);
-        counts.add(&c);
-        sink.push(&mut spans)?;
-        progress(&counts);
+    for group in plan.chunks(wave) {
+        let done: Vec<Result<(Counts, Option<Vec<u8>>, usize), ExportError>> = group
+            .par_iter()
+            .map(|r| {
+                let (mut c, mut spans) = (Counts::default(), Vec::new());
+                for a in &list[r.clone()] {
+                    c.add(&trace::agent_spans(a, content, &mut spans));
+                }
+                let body = if spans.is_empty() {
+                    None
+                } else {
+                    Some(sink::encode(encoding, spans)?)
+                };
+                Ok((c, body, r.len()))
+            })
+            .collect();
+        for d in done {
+            let (c, body, n) = d?;
+            counts.add(&c);
+            if let Some(b) = body {
+                sink.send(&b)?;
+            }
+            progress(&counts, n as u64);
+        }
     }
     Ok(counts)
+}
+
+/// Consecutive agents cut into batches of at least `batch_spans` spans (each agent's count
+/// from its rows), an agent never split.
+fn plan_batches(list: &[&Agent], batch_spans: usize) -> Vec<Range<usize>> {
+    let mut plan = Vec::new();
+    let (mut start, mut n) = (0, 0);
+    for (i, a) in list.iter().enumerate() {
+        n += a.turns.len() + a.models.len() + a.tools.len() + a.callbacks.len() + a.runs.len();
+        if n >= batch_spans {
+            plan.push(start..i + 1);
+            (start, n) = (i + 1, 0);
+        }
+    }
+    if start < list.len() {
+        plan.push(start..list.len());
+    }
+    plan
 }

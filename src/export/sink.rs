@@ -1,7 +1,7 @@
 //! Where spans go, in batches: a file of OTLP/JSON lines (one `TracesData` per line, as the
 //! OpenTelemetry Collector's file exporter writes), or an OTLP/HTTP endpoint (`http.rs`).
-//! Spans are gathered until a batch holds at least the batch size, and cut only between
-//! agents, so an agent's traces travel whole.
+//! A batch is encoded on its own ([`encode`], so batches can be encoded in parallel), then
+//! written or posted in order.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,31 @@ use super::ExportError;
 
 /// The default number of spans per batch (a line of the file, a request to an endpoint).
 pub const DEFAULT_BATCH_SPANS: usize = 2048;
+
+/// How a batch is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// A `TracesData` as one line of OTLP/JSON (with its newline).
+    JsonLine,
+    /// An `ExportTraceServiceRequest` as OTLP/JSON.
+    Json,
+    /// An `ExportTraceServiceRequest` as protobuf.
+    Protobuf,
+}
+
+/// Encodes one batch of spans under runlog's resource and scope.
+pub fn encode(encoding: Encoding, spans: Vec<Span>) -> Result<Vec<u8>, ExportError> {
+    let resource_spans = vec![resource_spans(spans)];
+    Ok(match encoding {
+        Encoding::JsonLine => {
+            let mut line = serde_json::to_vec(&TracesData { resource_spans })?;
+            line.push(b'\n');
+            line
+        }
+        Encoding::Json => serde_json::to_vec(&ExportTraceServiceRequest { resource_spans })?,
+        Encoding::Protobuf => ExportTraceServiceRequest { resource_spans }.encode_to_vec(),
+    })
+}
 
 /// What a sink sent in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +63,9 @@ enum Out {
     Http(Poster),
 }
 
-/// A destination of spans, with the batch being gathered.
+/// A destination of encoded batches.
 pub struct Sink {
     out: Out,
-    pending: Vec<Span>,
     batch_spans: usize,
     batches: u64,
     bytes: u64,
@@ -78,69 +102,59 @@ impl Sink {
     fn new(out: Out, batch_spans: usize) -> Sink {
         Sink {
             out,
-            pending: Vec::new(),
             batch_spans: batch_spans.max(1),
             batches: 0,
             bytes: 0,
         }
     }
 
-    /// Adds one agent's spans; sends the batch once it is full.
-    pub fn push(&mut self, spans: &mut Vec<Span>) -> Result<(), ExportError> {
-        self.pending.append(spans);
-        if self.pending.len() >= self.batch_spans {
-            self.send()?;
+    /// The number of spans a batch gathers at least (cut between agents only).
+    pub fn batch_spans(&self) -> usize {
+        self.batch_spans
+    }
+
+    /// How this sink's batches are encoded.
+    pub fn encoding(&self) -> Encoding {
+        match &self.out {
+            Out::File { .. } => Encoding::JsonLine,
+            Out::Http(p) => match p.protocol() {
+                Protocol::Protobuf => Encoding::Protobuf,
+                Protocol::Json => Encoding::Json,
+            },
         }
+    }
+
+    /// Writes or posts one encoded batch.
+    pub fn send(&mut self, body: &[u8]) -> Result<(), ExportError> {
+        match &mut self.out {
+            Out::File { path, w } => w.write_all(body).map_err(|e| ExportError::Io {
+                path: path.clone(),
+                source: e,
+            })?,
+            Out::Http(poster) => poster.post(body)?,
+        }
+        self.batches += 1;
+        self.bytes += body.len() as u64;
         Ok(())
     }
 
-    /// Sends what is gathered and closes the destination.
+    /// Closes the destination.
     pub fn finish(mut self) -> Result<Sent, ExportError> {
-        if !self.pending.is_empty() {
-            self.send()?;
-        }
-        if let Out::File { path, w } = &mut self.out {
-            w.flush().map_err(|e| ExportError::Io {
-                path: path.clone(),
-                source: e,
-            })?;
-        }
-        let retries = match &self.out {
+        let retries = match &mut self.out {
+            Out::File { path, w } => {
+                w.flush().map_err(|e| ExportError::Io {
+                    path: path.clone(),
+                    source: e,
+                })?;
+                0
+            }
             Out::Http(p) => p.retries,
-            Out::File { .. } => 0,
         };
         Ok(Sent {
             batches: self.batches,
             bytes: self.bytes,
             retries,
         })
-    }
-
-    fn send(&mut self) -> Result<(), ExportError> {
-        let resource_spans = vec![resource_spans(std::mem::take(&mut self.pending))];
-        match &mut self.out {
-            Out::File { path, w } => {
-                let data = TracesData { resource_spans };
-                let mut line = serde_json::to_vec(&data)?;
-                line.push(b'\n');
-                w.write_all(&line).map_err(|e| ExportError::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
-                self.bytes += line.len() as u64;
-            }
-            Out::Http(poster) => {
-                let req = ExportTraceServiceRequest { resource_spans };
-                let body = match poster.protocol() {
-                    Protocol::Protobuf => req.encode_to_vec(),
-                    Protocol::Json => serde_json::to_vec(&req)?,
-                };
-                poster.post(&body)?;
-                self.bytes += body.len() as u64;
-            }
-        }
-        self.batches += 1;
-        Ok(())
     }
 }
 
