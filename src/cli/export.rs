@@ -36,8 +36,8 @@ pub struct ExportArgs {
     /// (gen_ai.tool.call.arguments). Prompts are not in the tables and are never exported.
     #[arg(long)]
     pub content: bool,
-    /// Spans per batch (a line of --out, a request to --endpoint); an agent's spans are never
-    /// split over two batches.
+    /// The spans a batch (a line of --out, a request to --endpoint) gathers at least: batches
+    /// are cut between agents, never inside one.
     #[arg(long, value_name = "N", default_value_t = export::DEFAULT_BATCH_SPANS)]
     pub batch_spans: usize,
     /// Print no summary.
@@ -56,11 +56,16 @@ const TABLES: &[&str] = &[
     "tool_calls",
     "callbacks",
     "runs",
+    "agents",
 ];
 
 pub fn run(args: ExportArgs) -> Result<()> {
     let start = std::time::Instant::now();
     let window = args.window.window()?;
+    if let Some(url) = &args.endpoint {
+        // A bad URL is refused before the tables are read.
+        export::traces_url(url)?;
+    }
     let rt = runtime()?;
     let ctx = context(&args.source, &args.paths, Some(TABLES))?;
     rt.block_on(runlog::query::restrict_to_window(&ctx, &window))?;

@@ -53,7 +53,7 @@ impl Scope {
         }
     }
 
-    /// Fills `{ev}`, `{intervals}`, `{errors}`, `{tool_calls}`, `{callbacks}`, and
+    /// Fills `{ev}`, `{intervals}`, `{errors}`, `{tool_calls}`, `{callbacks}`, `{agents}`, and
     /// `{root:X}` (the root filter on alias X) in a query.
     fn sql(&self, template: &str) -> String {
         let mut s = template
@@ -61,7 +61,8 @@ impl Scope {
             .replace("{intervals}", &self.whole("intervals"))
             .replace("{errors}", &self.whole("errors"))
             .replace("{tool_calls}", &self.whole("tool_calls"))
-            .replace("{callbacks}", &self.whole("callbacks"));
+            .replace("{callbacks}", &self.whole("callbacks"))
+            .replace("{agents}", &self.whole("agents"));
         while let Some(i) = s.find("{root:") {
             let j = s[i..].find('}').map_or(s.len(), |j| i + j);
             let alias = s[i + 6..j].to_string();
@@ -71,9 +72,13 @@ impl Scope {
     }
 }
 
-const TURNS_SQL: &str = "WITH last AS (
-    SELECT root, session, turn, max(ts) AS last_ts FROM {ev}
-    WHERE turn IS NOT NULL{root:} GROUP BY root, session, turn)
+/// A turn's last event matters only while it runs (no `turn/end`): only those are looked for.
+const TURNS_SQL: &str = "WITH running AS (
+    SELECT root, session, turn FROM turns WHERE end_seq IS NULL AND turn IS NOT NULL),
+last AS (
+    SELECT e.root, e.session, e.turn, max(e.ts) AS last_ts FROM {ev} e
+    JOIN running r ON e.root = r.root AND e.session = r.session AND e.turn = r.turn
+    GROUP BY e.root, e.session, e.turn)
 SELECT t.root, t.session, t.turn, t.is_root, t.state, t.stop_reason, t.finish_class, t.cause,
        t.outcome, t.error_code, t.inferred, t.protocol_error, t.start_seq, t.end_seq,
        t.interval_open_seq, s.ts AS start_ts, e.ts AS end_ts, l.last_ts,
@@ -112,14 +117,14 @@ JOIN {ev} o ON o.root = c.root AND o.seq = c.open_seq
 LEFT JOIN {ev} x ON x.root = c.root AND x.seq = c.close_seq
 WHERE true{root:c}";
 
-const RUNS_SQL: &str = "WITH last AS (SELECT root, max(ts) AS last_ts FROM {ev} GROUP BY root)
-SELECT r.root, r.run_id, r.attempt, r.start_seq, r.settle_seq, r.settle, r.output_status,
+const RUNS_SQL: &str =
+    "SELECT r.root, r.run_id, r.attempt, r.start_seq, r.settle_seq, r.settle, r.output_status,
        r.wait_for_kind, r.provisional_tail, r.error_code, s.ts AS start_ts,
        x.ts AS settle_ts, l.last_ts
 FROM runs r
 JOIN {ev} s ON s.root = r.root AND s.seq = r.start_seq
 LEFT JOIN {ev} x ON x.root = r.root AND x.seq = r.settle_seq
-LEFT JOIN last l ON l.root = r.root
+LEFT JOIN {agents} l ON l.root = r.root
 WHERE true{root:r}";
 
 const SESSIONS_SQL: &str =

@@ -48,7 +48,8 @@ pub struct TurnRow {
     pub start_ts: i64,
     /// The time of the event at `end_seq` (its `turn/end`).
     pub end_ts: Option<i64>,
-    /// The time of the last event naming the turn.
+    /// The time of the last event naming the turn (looked for only while the turn runs; its
+    /// start otherwise).
     pub last_ts: i64,
     pub interval: Option<IntervalRow>,
     /// The turn's own error (a Failed turn's `errors` row, `source = 'turn'`).
