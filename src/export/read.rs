@@ -101,12 +101,12 @@ const MODELS_SQL: &str = "SELECT e.root, e.session, e.turn, e.seq, e.ts, e.data,
        er.recovered, er.seq AS error_seq
 FROM {ev} e
 LEFT JOIN {errors} er ON er.root = e.root AND er.seq = e.seq AND er.source = 'model'
-WHERE e.type = 'model/end' AND e.turn IS NOT NULL{root:e}";
+WHERE e.type = 'model/end'{root:e}";
 
 const TOOLS_SQL: &str = "SELECT t.root, t.session, t.turn, t.call_id, t.seq, t.name, t.status,
        t.detail{arguments}, e.ts
 FROM {tool_calls} t JOIN {ev} e ON e.root = t.root AND e.seq = t.seq
-WHERE t.turn IS NOT NULL{root:t}";
+WHERE true{root:t}";
 
 const RESULTS_SQL: &str = "SELECT root, seq, ts, data FROM {ev} WHERE type = 'tool/result'{root:}";
 
