@@ -82,7 +82,7 @@ pub fn write_agents(
     let wave = 2 * rayon::current_num_threads().max(1);
     let mut counts = Counts::default();
     for group in plan.chunks(wave) {
-        let done: Vec<Result<(Counts, Option<Vec<u8>>, usize), ExportError>> = group
+        let done: Vec<Result<Built, ExportError>> = group
             .par_iter()
             .map(|r| {
                 let (mut c, mut spans) = (Counts::default(), Vec::new());
@@ -94,19 +94,30 @@ pub fn write_agents(
                 } else {
                     Some(sink::encode(encoding, spans)?)
                 };
-                Ok((c, body, r.len()))
+                Ok(Built {
+                    counts: c,
+                    body,
+                    agents: r.len(),
+                })
             })
             .collect();
         for d in done {
-            let (c, body, n) = d?;
-            counts.add(&c);
-            if let Some(b) = body {
-                sink.send(&b)?;
+            let b = d?;
+            counts.add(&b.counts);
+            if let Some(body) = &b.body {
+                sink.send(body)?;
             }
-            progress(&counts, n as u64);
+            progress(&counts, b.agents as u64);
         }
     }
     Ok(counts)
+}
+
+/// One batch built: its counts, its encoded body (none without spans), its agents.
+struct Built {
+    counts: Counts,
+    body: Option<Vec<u8>>,
+    agents: usize,
 }
 
 /// Consecutive agents cut into batches of at least `batch_spans` spans (each agent's count

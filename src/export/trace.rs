@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::ids::{span_id, trace_id, SpanKind};
-use super::rows::{Agent, TurnRow};
+use super::rows::{Agent, CallbackRow, ModelRow, RunRow, ToolRow, TurnRow};
 use super::spans::{self, ModelData, Place};
 
 /// How many of each span an agent gave, and what had no place.
@@ -91,12 +91,110 @@ fn tops(parent: &[Option<usize>]) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The rows under each turn (by turn index), the run attempts outside any turn, and the
+/// rows whose turn is not exported.
+struct Children<'a> {
+    models: Vec<Vec<&'a ModelRow>>,
+    tools: Vec<Vec<&'a ToolRow>>,
+    callbacks: Vec<Vec<&'a CallbackRow>>,
+    runs: Vec<Vec<&'a RunRow>>,
+    lone_runs: Vec<&'a RunRow>,
+    orphans: u64,
+}
+
+fn children<'a>(a: &'a Agent, index: &HashMap<(&str, &str), usize>) -> Children<'a> {
+    let n = a.turns.len();
+    let mut k = Children {
+        models: vec![Vec::new(); n],
+        tools: vec![Vec::new(); n],
+        callbacks: vec![Vec::new(); n],
+        runs: vec![Vec::new(); n],
+        lone_runs: Vec::new(),
+        orphans: 0,
+    };
+    let turn_of = |s: &str, t: &str| index.get(&(s, t)).copied();
+    for m in &a.models {
+        match turn_of(&m.session, &m.turn) {
+            Some(i) => k.models[i].push(m),
+            None => k.orphans += 1,
+        }
+    }
+    for t in &a.tools {
+        match turn_of(&t.session, &t.turn) {
+            Some(i) => k.tools[i].push(t),
+            None => k.orphans += 1,
+        }
+    }
+    for c in &a.callbacks {
+        match c.turn.as_deref().and_then(|t| turn_of(&c.session, t)) {
+            Some(i) => k.callbacks[i].push(c),
+            None => k.orphans += 1,
+        }
+    }
+    for r in &a.runs {
+        match run_turn(a, r.start_seq) {
+            Some(i) => k.runs[i].push(r),
+            None => k.lone_runs.push(r),
+        }
+    }
+    k
+}
+
+/// Each turn's end: its `turn/end`; for a turn still running, the latest of its last event
+/// and its children's ends (deepest turns first, so a subagent's end counts).
+fn turn_ends(
+    a: &Agent,
+    k: &Children,
+    parent: &[Option<usize>],
+    tops: &[(usize, usize)],
+) -> Vec<i64> {
+    let mut end: Vec<i64> = a
+        .turns
+        .iter()
+        .map(|t| t.end_ts.unwrap_or(t.last_ts.max(t.start_ts)))
+        .collect();
+    let mut by_depth: Vec<usize> = (0..a.turns.len()).collect();
+    by_depth.sort_by_key(|&i| std::cmp::Reverse(tops[i].1));
+    for &i in &by_depth {
+        if a.turns[i].end_ts.is_none() {
+            let kids = k.tools[i]
+                .iter()
+                .filter_map(|t| t.result_ts)
+                .chain(k.callbacks[i].iter().filter_map(|c| c.close_ts))
+                .chain(k.runs[i].iter().filter_map(|r| r.settle_ts))
+                .max();
+            if let Some(x) = kids {
+                end[i] = end[i].max(x);
+            }
+        }
+        if let Some(p) = parent[i] {
+            if a.turns[p].end_ts.is_none() {
+                end[p] = end[p].max(end[i]);
+            }
+        }
+    }
+    end
+}
+
+/// Where a model call starts: `duration_ms` before its end, else at the turn's previous
+/// model call or tool result (`prev`, the results before it), never before the turn.
+fn model_start(t: &TurnRow, m: &ModelRow, d: &ModelData, tools: &[&ToolRow], prev: i64) -> i64 {
+    let start = match d.duration_us() {
+        Some(us) => m.ts.saturating_sub(us).max(t.start_ts),
+        None => tools
+            .iter()
+            .filter_map(|x| x.result_ts)
+            .filter(|&r| r <= m.ts)
+            .fold(prev, i64::max),
+    };
+    start.min(m.ts)
+}
+
 /// Every span of one agent, appended to `out` turn by turn (each turn's span, then its
 /// model calls, tool calls, callbacks and run attempts), then the run attempts outside any
 /// turn, each a trace of its own.
 pub fn agent_spans(a: &Agent, content: bool, out: &mut Vec<Span>) -> Counts {
     let root = a.root.as_str();
-    let mut counts = Counts::default();
     let index: HashMap<(&str, &str), usize> = a
         .turns
         .iter()
@@ -105,72 +203,15 @@ pub fn agent_spans(a: &Agent, content: bool, out: &mut Vec<Span>) -> Counts {
         .collect();
     let parent = parents(a, &index);
     let tops = tops(&parent);
-    let turn_of = |s: &str, t: &str| index.get(&(s, t)).copied();
-
-    // Children by turn.
-    let n = a.turns.len();
-    let mut models = vec![Vec::new(); n];
-    let mut tools = vec![Vec::new(); n];
-    let mut callbacks = vec![Vec::new(); n];
-    let mut runs = vec![Vec::new(); n];
-    let mut lone_runs = Vec::new();
-    for m in &a.models {
-        match turn_of(&m.session, &m.turn) {
-            Some(i) => models[i].push(m),
-            None => counts.orphans += 1,
-        }
-    }
-    for t in &a.tools {
-        match turn_of(&t.session, &t.turn) {
-            Some(i) => tools[i].push(t),
-            None => counts.orphans += 1,
-        }
-    }
-    for c in &a.callbacks {
-        match c.turn.as_deref().and_then(|t| turn_of(&c.session, t)) {
-            Some(i) => callbacks[i].push(c),
-            None => counts.orphans += 1,
-        }
-    }
-    for r in &a.runs {
-        match run_turn(a, r.start_seq) {
-            Some(i) => runs[i].push(r),
-            None => lone_runs.push(r),
-        }
-    }
-
-    // Ends: a turn that ended at its `turn/end`; one still running at the latest of its
-    // last event and its children's ends (deepest turns first, so a subagent's end counts).
-    let mut end: Vec<i64> = a
-        .turns
-        .iter()
-        .map(|t| t.end_ts.unwrap_or(t.last_ts.max(t.start_ts)))
-        .collect();
-    let mut by_depth: Vec<usize> = (0..n).collect();
-    by_depth.sort_by_key(|&i| std::cmp::Reverse(tops[i].1));
-    for &i in &by_depth {
-        if a.turns[i].end_ts.is_none() {
-            let kids = tools[i]
-                .iter()
-                .filter_map(|t| t.result_ts)
-                .chain(callbacks[i].iter().filter_map(|c| c.close_ts))
-                .chain(runs[i].iter().filter_map(|r| r.settle_ts))
-                .max();
-            if let Some(k) = kids {
-                end[i] = end[i].max(k);
-            }
-        }
-        if let (Some(p), None) = (parent[i], a.turns[parent[i].unwrap_or(i)].end_ts) {
-            end[p] = end[p].max(end[i]);
-        }
-    }
-
+    let k = children(a, &index);
+    let end = turn_ends(a, &k, &parent, &tops);
+    let mut counts = Counts {
+        orphans: k.orphans,
+        ..Default::default()
+    };
     for (i, t) in a.turns.iter().enumerate() {
         let top = &a.turns[tops[i].0];
         let trace = trace_id(SpanKind::Turn, root, &top.session, top.start_seq);
-        if parent[i].is_none() {
-            counts.traces += 1;
-        }
         let tid = span_id(SpanKind::Turn, root, &t.session, t.start_seq);
         let place = Place {
             trace,
@@ -183,8 +224,8 @@ pub fn agent_spans(a: &Agent, content: bool, out: &mut Vec<Span>) -> Counts {
             end_us: end[i],
             open: t.end_seq.is_none(),
         };
-        let agent = agent_name(a, t);
-        out.push(spans::turn_span(root, t, agent, &place, content));
+        out.push(spans::turn_span(root, t, agent_name(a, t), &place, content));
+        counts.traces += u64::from(parent[i].is_none());
         counts.turns += 1;
         let session_model = session_model(a, t);
         let child = |kind, session: &str, seq, start_us, end_us, open| Place {
@@ -195,45 +236,25 @@ pub fn agent_spans(a: &Agent, content: bool, out: &mut Vec<Span>) -> Counts {
             end_us,
             open,
         };
-        // Model calls: from duration_ms before their end, else from the turn's previous
-        // model call or tool result (never before the turn's start).
         let mut prev = t.start_ts;
-        for m in &models[i] {
+        for m in &k.models[i] {
             let d = ModelData::parse(&m.data);
-            let start = match d.duration_us() {
-                Some(us) => m.ts.saturating_sub(us).max(t.start_ts),
-                None => tools[i]
-                    .iter()
-                    .filter_map(|x| x.result_ts)
-                    .filter(|&r| r <= m.ts)
-                    .fold(prev, i64::max),
-            };
-            let place = child(
-                SpanKind::Model,
-                &m.session,
-                m.seq,
-                start.min(m.ts),
-                m.ts,
-                false,
-            );
+            let start = model_start(t, m, &d, &k.tools[i], prev);
+            let place = child(SpanKind::Model, &m.session, m.seq, start, m.ts, false);
             out.push(spans::model_span(root, m, &d, session_model, &place));
             counts.model_calls += 1;
             prev = prev.max(m.ts);
         }
-        for x in &tools[i] {
-            let (e, open) = match x.result_ts {
-                Some(r) => (r, false),
-                None => (end[i].max(x.ts), true),
-            };
+        for x in &k.tools[i] {
+            let (e, open) = x.result_ts.map_or((end[i].max(x.ts), true), |r| (r, false));
             let place = child(SpanKind::Tool, &x.session, x.seq, x.ts, e, open);
             out.push(spans::tool_span(root, x, &place, content));
             counts.tool_calls += 1;
         }
-        for c in &callbacks[i] {
-            let (e, open) = match c.close_ts {
-                Some(cl) => (cl, false),
-                None => (end[i].max(c.open_ts), true),
-            };
+        for c in &k.callbacks[i] {
+            let (e, open) = c
+                .close_ts
+                .map_or((end[i].max(c.open_ts), true), |x| (x, false));
             let place = child(
                 SpanKind::Callback,
                 &c.session,
@@ -245,14 +266,14 @@ pub fn agent_spans(a: &Agent, content: bool, out: &mut Vec<Span>) -> Counts {
             out.push(spans::callback_span(root, c, &place));
             counts.callbacks += 1;
         }
-        for r in &runs[i] {
+        for r in &k.runs[i] {
             let (e, open) = run_end(r);
             let place = child(SpanKind::Run, root, r.start_seq, r.start_ts, e, open);
             out.push(spans::run_span(root, r, &place));
             counts.runs += 1;
         }
     }
-    for r in lone_runs {
+    for r in &k.lone_runs {
         let (e, open) = run_end(r);
         let place = Place {
             trace: trace_id(SpanKind::Run, root, root, r.start_seq),
@@ -270,7 +291,7 @@ pub fn agent_spans(a: &Agent, content: bool, out: &mut Vec<Span>) -> Counts {
 }
 
 /// Where a run attempt ends: at its settling event, else (unsettled) at the agent's last.
-fn run_end(r: &super::rows::RunRow) -> (i64, bool) {
+fn run_end(r: &RunRow) -> (i64, bool) {
     match r.settle_ts {
         Some(s) => (s, false),
         None => (r.last_ts.max(r.start_ts), true),
