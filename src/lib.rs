@@ -19,6 +19,7 @@ pub mod commit;
 pub mod engine;
 pub mod error;
 pub mod events_projected;
+pub mod export;
 pub mod html;
 pub mod inputs;
 pub mod location;

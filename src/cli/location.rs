@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{query, replay, report, Command};
+use super::{export, query, replay, report, Command};
 
 /// Every warehouse and input location given as a `file://` URL becomes its local path
 /// (`s3://`, `gs://` and `az://` locations stay URLs: they are opened as object stores).
@@ -36,7 +36,8 @@ pub(super) fn localize(cmd: &mut Command) -> Result<()> {
             }
         }
         Command::Report(report::ReportArgs { source, paths, .. })
-        | Command::Replay(replay::ReplayArgs { source, paths, .. }) => {
+        | Command::Replay(replay::ReplayArgs { source, paths, .. })
+        | Command::Export(export::ExportArgs { source, paths, .. }) => {
             if let Some(w) = &mut source.warehouse {
                 fix(w)?;
             }

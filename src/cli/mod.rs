@@ -7,6 +7,7 @@
 mod args;
 mod baseline;
 mod bench;
+mod export;
 mod engine;
 mod gen;
 mod ingest;
@@ -140,6 +141,19 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
     ///
     /// The stages: read and decode, reduce, build the batches, write the warehouse.
     Bench(bench::BenchArgs),
+    /// Write the turns as OpenTelemetry traces: to a file of OTLP/JSON lines, or to an
+    /// OTLP/HTTP endpoint (Arize Phoenix, Jaeger, Tempo, Langfuse, a Collector).
+    #[command(
+        after_help = "One trace per root-session turn: invoke_agent (the turn), chat (its model \
+calls),\nexecute_tool (its tool calls), nested invoke_agent spans for the subagent turns it \
+spawned,\ncallback and run spans; runlog's findings as runlog.* attributes (docs/otel.md). \
+Ids are\nhashes of what each span stands for: exporting twice gives the same spans.\n\
+--since/--until keep the turns and run attempts that started in the window; what hangs below\n\
+a kept turn (model calls, tool calls, callbacks, subagent turns) is exported whole.\n\
+Example: runlog export --warehouse wh --out traces.jsonl\n\
+Example: runlog export sample-logs --endpoint http://127.0.0.1:6006"
+    )]
+    Export(export::ExportArgs),
 }
 
 /// Runs one command.
@@ -152,5 +166,6 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Command::Replay(a) => replay::run(a),
         Command::Gen(a) => gen::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Export(a) => export::run(a),
     }
 }

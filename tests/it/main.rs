@@ -38,6 +38,7 @@ mod baseline;
 mod cli;
 mod commit;
 mod damaged;
+mod export;
 mod golden;
 mod html;
 mod queries;
@@ -97,6 +98,7 @@ fn main() {
     tests.extend(cli::trials());
     tests.extend(commit::trials());
     tests.extend(damaged::trials());
+    tests.extend(export::trials());
     tests.extend(html::trials());
     tests.extend(queries::trials());
     tests.extend(reliability::trials());
