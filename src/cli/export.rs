@@ -1,9 +1,15 @@
 //! `runlog export`: a warehouse (or logs) as OpenTelemetry traces, to a file of OTLP/JSON
 //! lines or posted to an OTLP/HTTP endpoint.
 
+use std::io::IsTerminal;
+
+use super::engine::context;
+use super::progress::bar_style;
 use super::*;
 
 use runlog::export::{self, Protocol, Scope, Sink};
+use runlog::plan_tables::Demand;
+use runlog::Table;
 
 #[derive(Args)]
 pub struct ExportArgs {
@@ -48,15 +54,15 @@ pub struct ExportArgs {
 }
 
 /// The tables an export reads.
-const TABLES: &[&str] = &[
-    "events",
-    "turns",
-    "intervals",
-    "errors",
-    "tool_calls",
-    "callbacks",
-    "runs",
-    "agents",
+const TABLES: &[Table] = &[
+    Table::Events,
+    Table::Turns,
+    Table::Intervals,
+    Table::Errors,
+    Table::ToolCalls,
+    Table::Callbacks,
+    Table::Runs,
+    Table::Agents,
 ];
 
 pub fn run(args: ExportArgs) -> Result<()> {
@@ -67,7 +73,11 @@ pub fn run(args: ExportArgs) -> Result<()> {
         export::traces_url(url)?;
     }
     let rt = runtime()?;
-    let ctx = context(&args.source, &args.paths, Some(TABLES))?;
+    let ctx = context(
+        &args.source,
+        &args.paths,
+        Some(&Demand::whole(TABLES.to_vec())),
+    )?;
     rt.block_on(runlog::query::restrict_to_window(&ctx, &window))?;
     let scope = Scope {
         windowed: !window.is_all(),

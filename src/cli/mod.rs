@@ -7,8 +7,8 @@
 mod args;
 mod baseline;
 mod bench;
-mod export;
 mod engine;
+mod export;
 mod gen;
 mod ingest;
 mod location;
