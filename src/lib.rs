@@ -15,6 +15,7 @@
 pub mod append;
 pub mod baseline;
 pub mod bench;
+pub mod collect;
 pub mod commit;
 pub mod engine;
 pub mod error;

@@ -3,6 +3,7 @@
 
 mod baseline;
 mod bench;
+mod collect;
 mod gen;
 mod ingest;
 pub mod memory;
@@ -128,6 +129,24 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
     ///
     /// The stages: read and decode, reduce, build the batches, write the warehouse.
     Bench(bench::BenchArgs),
+    /// Receive OpenTelemetry traces and logs over OTLP/HTTP and fill a warehouse with them.
+    #[command(
+        after_help = "Exporters POST to /v1/traces and /v1/logs, protobuf (application/x-protobuf) or \
+JSON\n(application/json), gzipped or not. Accepted requests are written to the spool (WH/_collect/,\n\
+OTLP JSON lines) and committed in batches with one `ingest --append` each; a request is\n\
+answered 200 only once its batch is committed, so killing the receiver loses nothing it\n\
+acknowledged (on start, what the spool holds uncommitted lands first) and a request sent\n\
+again adds only the spans the spool lacks. Spans of one trace sent in different requests\n\
+become one agent. runlog query|report --warehouse WH read whole commits meanwhile.\n\
+Answers: 400 malformed body, 401 missing or wrong bearer token (with --token), 413 body over\n\
+--max-body, 415 other media types; 200 with partial_success counting the spans or log\n\
+records rejected (invalid trace or span ids); 503 when a commit failed (exporters retry).\n\
+SIGTERM or SIGINT commits the last batch, answers it and exits.\n\
+Point an OpenTelemetry SDK at it: OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318\n\
+Example: runlog collect --warehouse wh --flush-secs 2\n\
+Example: runlog collect -w wh --listen 0.0.0.0:4318 --token \"$TOKEN\""
+    )]
+    Collect(collect::CollectArgs),
 }
 
 #[derive(Args, Clone)]
@@ -527,7 +546,7 @@ fn localize(cmd: &mut Command) -> Result<()> {
             *p = runlog::location::local_path(p)?;
             Ok(())
         })?,
-        Command::Gen(_) => {}
+        Command::Gen(_) | Command::Collect(_) => {}
     }
     Ok(())
 }
@@ -542,6 +561,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Command::Replay(a) => replay::run(a),
         Command::Gen(a) => gen::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Collect(a) => collect::run(a),
     }
 }
 

@@ -1,0 +1,206 @@
+//! The batches: accepted requests are written to the spool as they come; when a batch is
+//! due (enough records, or the oldest waiting request has waited `--flush-secs`, or the
+//! receiver is stopping) the spool is synced, appended to the warehouse in one commit
+//! (`ingest --append` of the spool folder), and only then is every request of the batch
+//! answered 200. A failed append answers them 503 (OTLP exporters retry; the records stay
+//! in the spool and land with the next commit).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tiny_http::Request;
+
+use super::decode::{Encoding, Signal};
+use super::http::{self, Taken};
+use super::lines::Prepared;
+use super::spool::{Spool, SpoolError};
+use crate::append::Appended;
+use crate::commit::GcPolicy;
+use crate::ingest::IngestOptions;
+
+/// When a batch is committed.
+#[derive(Debug, Clone, Copy)]
+pub struct FlushPolicy {
+    /// The longest a request waits for its batch's commit to start.
+    pub every: Duration,
+    /// A batch of this many new records is committed at once.
+    pub records: u64,
+}
+
+/// An accepted request on its way to the batcher.
+pub struct Entry {
+    pub request: Request,
+    pub taken: Taken,
+    pub prepared: Prepared,
+}
+
+/// A request written to the spool, waiting for its batch's commit.
+struct Waiting {
+    request: Request,
+    signal: Signal,
+    encoding: Encoding,
+    body: Vec<u8>,
+}
+
+/// What the receiver did, for its last words.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub requests: u64,
+    pub spans: u64,
+    pub log_records: u64,
+    pub duplicates: u64,
+    pub rejected: u64,
+    pub commits: u64,
+    pub failed_commits: u64,
+}
+
+/// The batcher: owns the spool and the requests waiting for their commit.
+pub struct Batcher {
+    spool: Spool,
+    warehouse: PathBuf,
+    policy: FlushPolicy,
+    waiting: Vec<Waiting>,
+    /// New records of the batch.
+    records: u64,
+    first_at: Option<Instant>,
+    quiet: bool,
+    pub totals: Totals,
+}
+
+impl Batcher {
+    pub fn new(spool: Spool, warehouse: PathBuf, policy: FlushPolicy, quiet: bool) -> Self {
+        Batcher {
+            spool,
+            warehouse,
+            policy,
+            waiting: Vec::new(),
+            records: 0,
+            first_at: None,
+            quiet,
+            totals: Totals::default(),
+        }
+    }
+
+    /// Writes an accepted request's new records to the spool; it waits for the commit.
+    pub fn take(&mut self, entry: Entry) -> Result<(), SpoolError> {
+        let Entry {
+            request,
+            mut taken,
+            prepared,
+        } = entry;
+        let new = self.spool.write(&mut taken.export, prepared)?;
+        self.totals.requests += 1;
+        self.totals.duplicates += taken.records - new;
+        self.totals.rejected += taken.rejected.count as u64;
+        match taken.signal {
+            Signal::Traces => self.totals.spans += new,
+            Signal::Logs => self.totals.log_records += new,
+        }
+        self.records += new;
+        self.first_at.get_or_insert_with(Instant::now);
+        self.waiting.push(Waiting {
+            request,
+            signal: taken.signal,
+            encoding: taken.encoding,
+            body: http::success_body(taken.signal, taken.encoding, &taken.rejected),
+        });
+        Ok(())
+    }
+
+    /// Whether the batch is due now (`stopping`: the receiver is stopping).
+    pub fn due(&self, stopping: bool) -> bool {
+        match self.first_at {
+            None => false,
+            Some(t) => {
+                stopping || self.records >= self.policy.records || t.elapsed() >= self.policy.every
+            }
+        }
+    }
+
+    /// How long to wait for more requests before the batch is due.
+    pub fn wait(&self) -> Duration {
+        let idle = Duration::from_millis(100);
+        match self.first_at {
+            None => idle,
+            Some(t) => self.policy.every.saturating_sub(t.elapsed()).min(idle),
+        }
+    }
+
+    /// Commits what the spool holds that the warehouse does not (at start: what a receiver
+    /// killed earlier had written).
+    pub fn commit(&mut self) -> crate::Result<Appended> {
+        let opts = IngestOptions {
+            format: crate::import::Format::Otlp,
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let a = crate::append::append(
+            &[self.spool.dir().to_path_buf()],
+            &opts,
+            &self.warehouse,
+            GcPolicy::default(),
+        )?;
+        if !self.quiet && a.manifest.is_some() {
+            let what = if self.first_at.is_some() {
+                format!(
+                    "{} requests, {} new records",
+                    self.waiting.len(),
+                    self.records
+                )
+            } else {
+                "the spool as an earlier run left it".to_string()
+            };
+            eprintln!(
+                "runlog collect: committed {what} ({} records in the spool) in {:.2} s",
+                self.spool.records(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        Ok(a)
+    }
+
+    /// Syncs the spool, commits it and answers the batch's requests: 200 once committed,
+    /// 503 when the append failed. A spool that cannot be synced is an error (the receiver
+    /// stops: the batch's requests are answered 503).
+    pub fn flush(&mut self) -> Result<(), SpoolError> {
+        if self.first_at.is_none() {
+            return Ok(());
+        }
+        let synced = self.spool.sync();
+        let committed = match &synced {
+            Ok(()) => self.commit().map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let waiting = std::mem::take(&mut self.waiting);
+        match &committed {
+            Ok(_) => self.totals.commits += 1,
+            Err(e) => {
+                self.totals.failed_commits += 1;
+                eprintln!(
+                    "runlog collect: the commit failed ({e}); its requests were answered 503"
+                );
+            }
+        }
+        for w in waiting {
+            match &committed {
+                Ok(_) => http::respond(w.request, 200, w.body, w.encoding, false),
+                Err(e) => {
+                    let msg = format!(
+                        "the {} were not committed to the warehouse: {e}; send them again",
+                        w.signal.records()
+                    );
+                    http::respond(
+                        w.request,
+                        503,
+                        http::status_body(503, &msg, w.encoding),
+                        w.encoding,
+                        false,
+                    )
+                }
+            }
+        }
+        self.records = 0;
+        self.first_at = None;
+        synced
+    }
+}
