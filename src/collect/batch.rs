@@ -1,11 +1,10 @@
 //! The batches: accepted requests are written to the spool as they come; when a batch is
 //! due (enough records, or the oldest waiting request has waited `--flush-secs`, or the
-//! receiver is stopping) the spool is synced, appended to the warehouse in one commit
-//! (`ingest --append` of the spool folder), and only then is every request of the batch
-//! answered 200. A failed append answers them 503 (OTLP exporters retry; the records stay
+//! receiver is stopping) the spool is synced, ingested into the warehouse in one commit,
+//! and only then is every request of the batch answered 200. A failed append answers them 503 (OTLP exporters retry; the records stay
 //! in the spool and land with the next commit).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tiny_http::Request;
@@ -14,9 +13,12 @@ use super::decode::{Encoding, Signal};
 use super::http::{self, Taken};
 use super::lines::Prepared;
 use super::spool::{Spool, SpoolError};
-use crate::append::Appended;
+use super::CollectError;
 use crate::commit::GcPolicy;
 use crate::ingest::IngestOptions;
+use crate::objstore::{block_on, Root};
+use crate::pipeline::{self, CommitMode, Memory, WriteOptions, Written};
+use runlog_core::fingerprint::Change;
 
 /// When a batch is committed.
 #[derive(Debug, Clone, Copy)]
@@ -126,21 +128,30 @@ impl Batcher {
         }
     }
 
-    /// Commits what the spool holds that the warehouse does not (at start: what a receiver
-    /// killed earlier had written).
-    pub fn commit(&mut self) -> crate::Result<Appended> {
+    /// Commits the spool: the warehouse's tables become those of the spool's files, in one
+    /// new version. Every commit reads the whole spool: OTLP files are of an imported
+    /// format, whose roots and numbering depend on every file, so even an append would read
+    /// every input again (docs/warehouse.md); a full ingest does that and writes each table
+    /// as one file instead of 64 buckets' files (on 8,000 spans: 1.6 s against 3.7 s).
+    pub fn commit(&mut self) -> crate::Result<Written> {
         let opts = IngestOptions {
             format: crate::import::Format::Otlp,
             ..Default::default()
         };
+        let write = WriteOptions {
+            commit: CommitMode::Full,
+            memory: Memory::InMemory,
+            max_rejects: None,
+            gc: GcPolicy::default(),
+        };
         let start = Instant::now();
-        let a = crate::append::append(
+        let written = pipeline::ingest(
             &[self.spool.dir().to_path_buf()],
             &opts,
             &self.warehouse,
-            GcPolicy::default(),
+            &write,
         )?;
-        if !self.quiet && a.manifest.is_some() {
+        if !self.quiet {
             let what = if self.first_at.is_some() {
                 format!(
                     "{} requests, {} new records",
@@ -151,12 +162,58 @@ impl Batcher {
                 "the spool as an earlier run left it".to_string()
             };
             eprintln!(
-                "runlog collect: committed {what} ({} records in the spool) in {:.2} s",
+                "runlog collect: committed {what} ({} records in the spool, {} agents) in \
+                 {:.2} s",
                 self.spool.records(),
+                written.summary.agents,
                 start.elapsed().as_secs_f64()
             );
         }
-        Ok(a)
+        Ok(written)
+    }
+
+    /// On start: refuses a warehouse that holds inputs other than this spool's (a commit
+    /// would replace them), and commits what the spool holds that the latest version has
+    /// not read (what a receiver killed earlier had written).
+    pub fn start(&mut self) -> Result<(), CollectError> {
+        let root = Root::open(&self.warehouse)?;
+        let latest = block_on(crate::commit::log::latest(&root))?;
+        let dir = self.spool.dir().to_string_lossy().into_owned();
+        let mut unchanged = 0usize;
+        if let Some((_, m)) = &latest {
+            let foreign: Vec<&String> = m.inputs.keys().filter(|k| !k.starts_with(&dir)).collect();
+            let tables_of_others = m.inputs.is_empty()
+                && m.summary
+                    .get("events")
+                    .and_then(|e| e.as_u64())
+                    .unwrap_or(0)
+                    > 0;
+            if !foreign.is_empty() || m.shards.is_some() || tables_of_others {
+                return Err(CollectError::NotOwned {
+                    warehouse: self.warehouse.clone(),
+                    other: foreign.first().map_or_else(
+                        || "tables not written by runlog collect".to_string(),
+                        |f| f.to_string(),
+                    ),
+                });
+            }
+            for (name, fp) in &m.inputs {
+                let same = fp
+                    .compare(Path::new(name))
+                    .is_ok_and(|(c, _)| c == Change::Unchanged);
+                unchanged += usize::from(same);
+            }
+        }
+        let files = self.spool.files();
+        if latest.is_none()
+            || unchanged != files
+            || latest
+                .as_ref()
+                .is_some_and(|(_, m)| m.inputs.len() != files)
+        {
+            self.commit()?;
+        }
+        Ok(())
     }
 
     /// Syncs the spool, commits it and answers the batch's requests: 200 once committed,

@@ -60,6 +60,12 @@ pub enum CollectError {
          accepted requests lives inside it)"
     )]
     NotLocal(String),
+    #[error(
+        "--warehouse {}: it holds tables of other inputs ({other}), which the receiver's \
+         commits would replace; collect into a warehouse of its own",
+        warehouse.display()
+    )]
+    NotOwned { warehouse: PathBuf, other: String },
     #[error("another runlog collect is filling {0} (its spool is locked)")]
     Busy(PathBuf),
     #[error(transparent)]
@@ -132,7 +138,7 @@ pub fn run(
     let spool = Spool::open(&spool_dir)?;
     let mut batcher = Batcher::new(spool, warehouse, config.flush, config.quiet);
     // What a killed receiver had written and not committed lands first.
-    batcher.commit()?;
+    batcher.start()?;
     let server = tiny_http::Server::http(&addrs[..]).map_err(|e| CollectError::Listen {
         addr: config.listen.clone(),
         message: e.to_string(),

@@ -81,6 +81,13 @@ impl Spool {
         &self.dir
     }
 
+    /// The spool files that exist.
+    pub fn files(&self) -> usize {
+        (0..SPOOL_FILES)
+            .filter(|&k| file_path(&self.dir, k).exists())
+            .count()
+    }
+
     /// The records the spool holds.
     pub fn records(&self) -> usize {
         self.keys.len()

@@ -544,7 +544,34 @@ fn kill_9_loses_no_acknowledged_span() {
     assert_eq!(query(&wh, "SELECT count(*) FROM events"), events);
 }
 
+/// A warehouse holding tables of other inputs is refused (each commit replaces the tables
+/// with the spool's), and left as it was.
+fn a_warehouse_of_other_inputs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples/otlp/openai_agents.jsonl");
+    let st = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args(["ingest", "-q", "-w"])
+        .arg(&wh)
+        .arg(&sample)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let agents = query(&wh, "SELECT count(*) FROM agents");
+    let o = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args(["collect", "--listen", "127.0.0.1:0", "-w"])
+        .arg(&wh)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("openai_agents.jsonl"), "{stderr}");
+    assert_eq!(query(&wh, "SELECT count(*) FROM agents"), agents);
+}
+
 trials! {
+    a_warehouse_of_other_inputs_is_refused,
     requests_fill_the_tables_a_file_ingest_gives,
     malformed_bodies_are_400_and_write_nothing,
     oversized_bodies_are_413,
