@@ -59,16 +59,17 @@ impl Receiver {
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
             .unwrap();
+        let mut r = Receiver {
+            child,
+            addr: String::new(),
+            stderr,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+            let text = std::fs::read_to_string(&r.stderr).unwrap_or_default();
             if let Some(rest) = text.split("listening on http://").nth(1) {
-                let addr = rest.split_whitespace().next().unwrap().to_string();
-                return Receiver {
-                    child,
-                    addr,
-                    stderr,
-                };
+                r.addr = rest.split_whitespace().next().unwrap().to_string();
+                return r;
             }
             assert!(
                 Instant::now() < deadline,
@@ -250,6 +251,9 @@ fn requests_fill_the_tables_a_file_ingest_gives() {
     }
 }
 
+/// A request that must be refused: path, headers, body, the status, a word of the answer.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16, &'a str);
+
 /// Malformed bodies are 400 with a message, another media type 415, a wrong path 404;
 /// none of them writes anything.
 fn malformed_bodies_are_400_and_write_nothing() {
@@ -260,7 +264,7 @@ fn malformed_bodies_are_400_and_write_nothing() {
     assert_eq!(r.post("/v1/traces", &[JSON], line.as_bytes()).0, 200);
     let before = written_state(&wh);
     let proto = request_of(line).encode_to_vec();
-    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<u8>, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "/v1/traces",
             vec![JSON],
@@ -446,6 +450,9 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// A request's protobuf body and the ids of its spans (hex).
+type Body = (Vec<u8>, Vec<String>);
+
 /// The sample's request `line`, made distinct for `round`: trace and span ids and
 /// conversation ids changed the same way in every line of a round.
 fn round_body(line: &str, round: u32) -> (Vec<u8>, Vec<String>) {
@@ -489,7 +496,7 @@ fn kill_9_loses_no_acknowledged_span() {
     let wh = dir.path().join("wh");
     let r = Receiver::start(&wh, &[]);
     let lines = sample_lines();
-    let acked: Arc<Mutex<Vec<(Vec<u8>, Vec<String>)>>> = Arc::default();
+    let acked: Arc<Mutex<Vec<Body>>> = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let exporters: Vec<_> = (0..4u32)
         .map(|t| {
