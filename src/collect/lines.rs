@@ -53,7 +53,8 @@ fn file_of(trace_id: &[u8]) -> usize {
     let h = trace_id.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     });
-    (h % SPOOL_FILES as u64) as usize
+    // The high bits: the low ones of FNV depend on the bytes' low bits only.
+    ((h >> 32) % SPOOL_FILES as u64) as usize
 }
 
 /// The keys of an export's records, in order.
