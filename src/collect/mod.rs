@@ -171,6 +171,17 @@ pub fn run(
     for h in handlers {
         let _ = h.join();
     }
+    // Requests that came in as the handlers stopped: not taken, to be sent again.
+    while let Ok(Some(r)) = server.try_recv() {
+        let msg = "the receiver is stopping; send the request again";
+        http::respond(
+            r,
+            503,
+            http::status_body(503, msg, Encoding::Json),
+            Encoding::Json,
+            false,
+        );
+    }
     result.map(|()| batcher.totals.clone())
 }
 

@@ -176,10 +176,11 @@ pub struct Lock {
     _file: File,
 }
 
-/// Takes the spool's lock (`None`: another receiver holds it).
+/// Takes the lock of the spool in `dir` (`None`: another receiver holds it): the file
+/// `<dir>.lock` beside the folder, whose files are all read as inputs.
 pub fn lock(dir: &Path) -> Result<Option<Lock>, SpoolError> {
     fs::create_dir_all(dir).map_err(at(dir))?;
-    let path = dir.join("lock");
+    let path = dir.with_extension("lock");
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)

@@ -255,7 +255,7 @@ fn requests_fill_the_tables_a_file_ingest_gives() {
 type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16, &'a str);
 
 /// Malformed bodies are 400 with a message, another media type 415, a wrong path 404;
-/// none of them writes anything.
+/// none of them writes anything, nor does a second receiver started on the warehouse.
 fn malformed_bodies_are_400_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let wh = dir.path().join("wh");
@@ -315,6 +315,15 @@ fn malformed_bodies_are_400_and_write_nothing() {
         assert_eq!(status, want, "{path} {headers:?}: {text}");
         assert!(text.contains(says), "{text}");
     }
+    // A second receiver on the same warehouse is refused.
+    let o = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args(["collect", "--listen", "127.0.0.1:0", "-w"])
+        .arg(&wh)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("another runlog collect"), "{stderr}");
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(written_state(&wh), before);
     let (ok, stderr) = r.stop();
