@@ -586,7 +586,27 @@ fn a_warehouse_of_other_inputs_is_refused() {
     assert_eq!(query(&wh, "SELECT count(*) FROM agents"), agents);
 }
 
+/// Log records are received on /v1/logs (here as OTLP/JSON) and kept as events.
+fn log_records_are_received() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let r = Receiver::start(&wh, &[]);
+    let body = r#"{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"agents"}}]},"scopeLogs":[{"scope":{"name":"t"},"logRecords":[{"timeUnixNano":"1764950000000000000","eventName":"agent.note","severityNumber":9,"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","body":{"stringValue":"checked the forecast"}}]}]}]}"#;
+    let (status, answer) = r.post("/v1/logs", &[JSON], body.as_bytes());
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    assert_eq!(answer, b"{}");
+    let (ok, stderr) = r.stop();
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("1 log records"), "{stderr}");
+    let rows = query(
+        &wh,
+        "SELECT type, data FROM events WHERE type = 'otlp:agent.note'",
+    );
+    assert!(rows.contains("checked the forecast"), "{rows}");
+}
+
 trials! {
+    log_records_are_received,
     a_warehouse_of_other_inputs_is_refused,
     requests_fill_the_tables_a_file_ingest_gives,
     malformed_bodies_are_400_and_write_nothing,
