@@ -179,38 +179,33 @@ impl Batcher {
         let root = Root::open(&self.warehouse)?;
         let latest = block_on(crate::commit::log::latest(&root))?;
         let dir = self.spool.dir().to_string_lossy().into_owned();
-        let mut unchanged = 0usize;
-        if let Some((_, m)) = &latest {
-            let foreign: Vec<&String> = m.inputs.keys().filter(|k| !k.starts_with(&dir)).collect();
-            let tables_of_others = m.inputs.is_empty()
-                && m.summary
-                    .get("events")
-                    .and_then(|e| e.as_u64())
-                    .unwrap_or(0)
-                    > 0;
-            if !foreign.is_empty() || m.shards.is_some() || tables_of_others {
-                return Err(CollectError::NotOwned {
-                    warehouse: self.warehouse.clone(),
-                    other: foreign.first().map_or_else(
-                        || "tables not written by runlog collect".to_string(),
-                        |f| f.to_string(),
-                    ),
-                });
-            }
-            for (name, fp) in &m.inputs {
-                let same = fp
-                    .compare(Path::new(name))
-                    .is_ok_and(|(c, _)| c == Change::Unchanged);
-                unchanged += usize::from(same);
-            }
+        let Some((_, m)) = latest else {
+            self.commit()?;
+            return Ok(());
+        };
+        let foreign: Vec<&String> = m.inputs.keys().filter(|k| !k.starts_with(&dir)).collect();
+        let lines_of_others =
+            m.inputs.is_empty() && m.summary.get("lines_read").and_then(|n| n.as_u64()) > Some(0);
+        if !foreign.is_empty() || m.shards.is_some() || lines_of_others {
+            return Err(CollectError::NotOwned {
+                warehouse: self.warehouse.clone(),
+                other: foreign.first().map_or_else(
+                    || "tables not written by runlog collect".to_string(),
+                    |f| f.to_string(),
+                ),
+            });
         }
+        // Committed already when the latest version read every spool file as it is.
+        let unchanged = m
+            .inputs
+            .iter()
+            .filter(|(name, fp)| {
+                fp.compare(Path::new(name))
+                    .is_ok_and(|(c, _)| c == Change::Unchanged)
+            })
+            .count();
         let files = self.spool.files();
-        if latest.is_none()
-            || unchanged != files
-            || latest
-                .as_ref()
-                .is_some_and(|(_, m)| m.inputs.len() != files)
-        {
+        if !(m.inputs.len() == files && unchanged == files) {
             self.commit()?;
         }
         Ok(())
