@@ -133,10 +133,11 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
     #[command(
         after_help = "Exporters POST to /v1/traces and /v1/logs, protobuf (application/x-protobuf) or \
 JSON\n(application/json), gzipped or not. Accepted requests are written to the spool (WH/_collect/,\n\
-OTLP JSON lines) and committed in batches with one `ingest --append` each; a request is\n\
-answered 200 only once its batch is committed, so killing the receiver loses nothing it\n\
-acknowledged (on start, what the spool holds uncommitted lands first) and a request sent\n\
-again adds only the spans the spool lacks. Spans of one trace sent in different requests\n\
+OTLP JSON lines) and committed in batches, each one new version whose tables are those of\n\
+the whole spool (a commit costs a file ingest of all received so far: docs/collect.md). The\n\
+warehouse is the receiver's own. A request is answered 200 only once its batch is\n\
+committed, so killing the receiver loses nothing it acknowledged (on start, what the spool\n\
+holds uncommitted lands first), and a request sent again adds only the spans the spool lacks. Spans of one trace sent in different requests\n\
 become one agent. runlog query|report --warehouse WH read whole commits meanwhile.\n\
 Answers: 400 malformed body, 401 missing or wrong bearer token (with --token), 413 body over\n\
 --max-body, 415 other media types; 200 with partial_success counting the spans or log\n\
