@@ -137,8 +137,9 @@ OTLP JSON lines) and committed in batches, each one new version whose tables are
 the whole spool (a commit costs a file ingest of all received so far: docs/collect.md). The\n\
 warehouse is the receiver's own. A request is answered 200 only once its batch is\n\
 committed, so killing the receiver loses nothing it acknowledged (on start, what the spool\n\
-holds uncommitted lands first), and a request sent again adds only the spans the spool lacks. Spans of one trace sent in different requests\n\
-become one agent. runlog query|report --warehouse WH read whole commits meanwhile.\n\
+holds uncommitted lands first), and a request sent again adds only the spans the spool\n\
+lacks. Spans of one trace sent in different requests become one agent. runlog query|report\n\
+--warehouse WH read whole commits meanwhile.\n\
 Answers: 400 malformed body, 401 missing or wrong bearer token (with --token), 413 body over\n\
 --max-body, 415 other media types; 200 with partial_success counting the spans or log\n\
 records rejected (invalid trace or span ids); 503 when a commit failed (exporters retry).\n\
