@@ -236,3 +236,61 @@ fn cut_torn_tail(path: &Path) -> io::Result<()> {
     f.set_len(keep)?;
     f.sync_all()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+
+    fn export(ids: &[u8]) -> Export {
+        Export::Traces(ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                scope_spans: vec![ScopeSpans {
+                    spans: ids
+                        .iter()
+                        .map(|&i| Span {
+                            trace_id: vec![i; 16],
+                            span_id: vec![i; 8],
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        })
+    }
+
+    fn write(spool: &mut Spool, ids: &[u8]) -> u64 {
+        let mut e = export(ids);
+        let p = lines::prepare(&e).unwrap();
+        spool.write(&mut e, p).unwrap()
+    }
+
+    #[test]
+    fn records_already_held_are_not_written_again_even_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("spool");
+        let mut s = Spool::open(&d).unwrap();
+        assert_eq!(write(&mut s, &[1, 2, 3]), 3);
+        assert_eq!(write(&mut s, &[3, 4, 4]), 1, "3 was held, 4 is sent twice");
+        s.sync().unwrap();
+        drop(s);
+        // A line cut short by a kill: cut off on open, its records not held.
+        let torn = file_path(&d, 0);
+        let whole = fs::read(&torn).unwrap_or_default();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&torn)
+            .unwrap();
+        f.write_all(b"{\"resourceSpans\":[{\"scopeSp").unwrap();
+        drop(f);
+        let mut s = Spool::open(&d).unwrap();
+        assert_eq!(s.records(), 4);
+        assert_eq!(fs::read(&torn).unwrap(), whole);
+        assert_eq!(write(&mut s, &[1, 2, 3, 4]), 0);
+        assert_eq!(write(&mut s, &[5]), 1);
+    }
+}
