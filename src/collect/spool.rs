@@ -1,6 +1,6 @@
 //! The spool: the folder `_collect/` inside the warehouse where accepted requests are
-//! written, as OTLP JSON lines (`otlp-<k>.jsonl`, see `lines.rs`), before the append that
-//! commits them. It is the receiver's durable state: a batch's lines are synced before its
+//! written, as OTLP JSON lines (`otlp.jsonl`, see `lines.rs`), before the commit that
+//! ingests them. It is the receiver's durable state: a batch's lines are synced before its
 //! append runs, and on start whatever the spool holds that the warehouse has not committed
 //! is appended first, so a receiver killed at any moment loses nothing it acknowledged.
 //!
@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use super::decode::Export;
-use super::lines::{self, Key, Prepared, SPOOL_FILES};
+use super::lines::{self, Key, Prepared};
 
 /// The spool folder of a warehouse.
 pub const SPOOL_DIR: &str = "_collect";
@@ -22,9 +22,10 @@ pub const SPOOL_DIR: &str = "_collect";
 /// The spool of one receiver.
 pub struct Spool {
     dir: PathBuf,
-    files: Vec<Option<File>>,
-    /// The files written since the last [`Spool::sync`].
-    dirty: Vec<bool>,
+    /// The spool file, once opened for writing.
+    file: Option<File>,
+    /// Whether it was written since the last [`Spool::sync`].
+    dirty: bool,
     keys: HashSet<Key>,
 }
 
@@ -50,11 +51,8 @@ impl Spool {
     pub fn open(dir: &Path) -> Result<Spool, SpoolError> {
         fs::create_dir_all(dir).map_err(at(dir))?;
         let mut keys = HashSet::new();
-        for k in 0..SPOOL_FILES {
-            let path = file_path(dir, k);
-            if !path.exists() {
-                continue;
-            }
+        let path = file_path(dir);
+        if path.exists() {
             cut_torn_tail(&path).map_err(at(&path))?;
             let mut r = BufReader::new(File::open(&path).map_err(at(&path))?);
             let mut line = Vec::new();
@@ -70,8 +68,8 @@ impl Spool {
         }
         Ok(Spool {
             dir: dir.to_path_buf(),
-            files: (0..SPOOL_FILES).map(|_| None).collect(),
-            dirty: vec![false; SPOOL_FILES],
+            file: None,
+            dirty: false,
             keys,
         })
     }
@@ -81,11 +79,9 @@ impl Spool {
         &self.dir
     }
 
-    /// The spool files that exist.
+    /// The spool files that exist (0 or 1).
     pub fn files(&self) -> usize {
-        (0..SPOOL_FILES)
-            .filter(|&k| file_path(&self.dir, k).exists())
-            .count()
+        usize::from(file_path(&self.dir).exists())
     }
 
     /// The records the spool holds.
@@ -96,7 +92,10 @@ impl Spool {
     /// Writes the records of `export` the spool does not hold yet (`prepared`: its
     /// [`lines::prepare`]); returns how many that was. Not durable before [`Spool::sync`].
     pub fn write(&mut self, export: &mut Export, prepared: Prepared) -> Result<u64, SpoolError> {
-        let Prepared { keys, lines } = prepared;
+        let Prepared { keys, line } = prepared;
+        if keys.is_empty() {
+            return Ok(0);
+        }
         // The common case: no record is known; otherwise only the new ones are written.
         let mut added = Vec::with_capacity(keys.len());
         let mut all_new = true;
@@ -108,8 +107,8 @@ impl Spool {
                 break;
             }
         }
-        let (count, lines) = if all_new {
-            (keys.len() as u64, lines)
+        let (count, line) = if all_new {
+            (keys.len() as u64, line)
         } else {
             for k in &added {
                 self.keys.remove(k);
@@ -120,21 +119,22 @@ impl Spool {
                 count += u64::from(new);
                 new
             });
-            let lines = lines::lines(export).map_err(|e| SpoolError {
+            if count == 0 {
+                return Ok(0);
+            }
+            let line = lines::line(export).map_err(|e| SpoolError {
                 path: self.dir.clone(),
                 source: io::Error::other(e),
             })?;
-            (count, lines)
+            (count, line)
         };
-        for (k, line) in lines {
-            self.append(k, line.as_bytes())?;
-        }
+        self.append(line.as_bytes())?;
         Ok(count)
     }
 
-    fn append(&mut self, k: usize, line: &[u8]) -> Result<(), SpoolError> {
-        let path = file_path(&self.dir, k);
-        if self.files[k].is_none() {
+    fn append(&mut self, line: &[u8]) -> Result<(), SpoolError> {
+        let path = file_path(&self.dir);
+        if self.file.is_none() {
             let existed = path.exists();
             let f = OpenOptions::new()
                 .create(true)
@@ -147,24 +147,22 @@ impl Spool {
                     .and_then(|d| d.sync_all())
                     .map_err(at(&self.dir))?;
             }
-            self.files[k] = Some(f);
+            self.file = Some(f);
         }
-        let f = self.files[k].as_mut().expect("opened above");
+        let f = self.file.as_mut().expect("opened above");
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line);
         buf.push(b'\n');
         f.write_all(&buf).map_err(at(&path))?;
-        self.dirty[k] = true;
+        self.dirty = true;
         Ok(())
     }
 
     /// Makes every line written so far durable.
     pub fn sync(&mut self) -> Result<(), SpoolError> {
-        for k in 0..SPOOL_FILES {
-            if let (true, Some(f)) = (self.dirty[k], &self.files[k]) {
-                f.sync_data().map_err(at(&file_path(&self.dir, k)))?;
-                self.dirty[k] = false;
-            }
+        if let (true, Some(f)) = (self.dirty, &self.file) {
+            f.sync_data().map_err(at(&file_path(&self.dir)))?;
+            self.dirty = false;
         }
         Ok(())
     }
@@ -204,8 +202,8 @@ pub fn lock(dir: &Path) -> Result<Option<Lock>, SpoolError> {
     Ok(Some(Lock { _file: file }))
 }
 
-fn file_path(dir: &Path, k: usize) -> PathBuf {
-    dir.join(format!("otlp-{k}.jsonl"))
+fn file_path(dir: &Path) -> PathBuf {
+    dir.join("otlp.jsonl")
 }
 
 /// Cuts a file after its last newline (a line written in part by a receiver that was
@@ -278,7 +276,7 @@ mod tests {
         s.sync().unwrap();
         drop(s);
         // A line cut short by a kill: cut off on open, its records not held.
-        let torn = file_path(&d, 0);
+        let torn = file_path(&d);
         let whole = fs::read(&torn).unwrap_or_default();
         let mut f = OpenOptions::new()
             .append(true)

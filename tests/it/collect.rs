@@ -605,7 +605,75 @@ fn log_records_are_received() {
     assert!(rows.contains("checked the forecast"), "{rows}");
 }
 
+/// The traces of one conversation (one `gen_ai.conversation.id`, so one root), each sent in
+/// a request of its own, give the tables and events of ingesting them as one file.
+fn one_conversation_over_many_requests_is_one_file_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut by_trace: std::collections::BTreeMap<Vec<u8>, ExportTraceServiceRequest> =
+        Default::default();
+    for line in sample_lines() {
+        let req = request_of(&line);
+        for rs in req.resource_spans {
+            for ss in rs.scope_spans {
+                for mut span in ss.spans {
+                    for kv in &mut span.attributes {
+                        if kv.key == "gen_ai.conversation.id" {
+                            kv.value = Some(opentelemetry_proto::tonic::common::v1::AnyValue {
+                                value: Some(any_value::Value::StringValue("c1".into())),
+                            });
+                        }
+                    }
+                    let r = by_trace.entry(span.trace_id.clone()).or_default();
+                    r.resource_spans
+                        .push(opentelemetry_proto::tonic::trace::v1::ResourceSpans {
+                            resource: rs.resource.clone(),
+                            scope_spans: vec![opentelemetry_proto::tonic::trace::v1::ScopeSpans {
+                                scope: ss.scope.clone(),
+                                spans: vec![span],
+                                schema_url: String::new(),
+                            }],
+                            schema_url: String::new(),
+                        });
+                }
+            }
+        }
+    }
+    assert!(by_trace.len() >= 5);
+    let file = dir.path().join("one.jsonl");
+    let text: String = by_trace
+        .values()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let file_wh = dir.path().join("file-wh");
+    let st = Command::new(env!("CARGO_BIN_EXE_runlog"))
+        .args(["ingest", "-q", "-w"])
+        .arg(&file_wh)
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let wh = dir.path().join("wh");
+    let r = Receiver::start(&wh, &[]);
+    for req in by_trace.values() {
+        assert_eq!(
+            r.post("/v1/traces", &[PROTOBUF], &req.encode_to_vec()).0,
+            200
+        );
+    }
+    assert!(r.stop().0);
+    let events = "SELECT root, type, count(*) FROM events GROUP BY 1, 2 ORDER BY 1, 2";
+    for q in TABLES_SQL.iter().chain([&events]) {
+        assert_eq!(query(&wh, q), query(&file_wh, q), "{q}");
+    }
+    assert_eq!(
+        query(&wh, "SELECT count(DISTINCT root) FROM agents"),
+        "count(DISTINCT agents.root)\n1\n"
+    );
+}
+
 trials! {
+    one_conversation_over_many_requests_is_one_file_ingest,
     log_records_are_received,
     a_warehouse_of_other_inputs_is_refused,
     requests_fill_the_tables_a_file_ingest_gives,
