@@ -30,6 +30,15 @@ pub struct CollectArgs {
     /// otherwise).
     #[arg(long, value_name = "BYTES", default_value_t = 20 << 20)]
     pub max_body: usize,
+    /// Garbage collection after each commit keeps every file named by one of the last K
+    /// versions (every commit rewrites the tables whole, so old versions cost disk).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_versions: u64,
+    /// Garbage collection also keeps every file younger than this (90s, 30m, 1h): a query
+    /// reading an older version for longer could miss rows of it. Disk holds about
+    /// retention / (time between commits) copies of the tables.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = runlog::commit::log::parse_duration)]
+    pub retention: std::time::Duration,
     /// No line per commit on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -51,6 +60,10 @@ pub fn run(args: CollectArgs) -> Result<()> {
         },
         token: args.token.filter(|t| !t.is_empty()),
         max_body: args.max_body,
+        gc: runlog::commit::GcPolicy {
+            keep_versions: args.keep_versions as usize,
+            retention: args.retention,
+        },
         quiet: args.quiet,
     };
     let stop = Arc::new(AtomicBool::new(false));

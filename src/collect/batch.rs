@@ -61,6 +61,7 @@ pub struct Batcher {
     spool: Spool,
     warehouse: PathBuf,
     policy: FlushPolicy,
+    gc: GcPolicy,
     waiting: Vec<Waiting>,
     /// New records of the batch.
     records: u64,
@@ -70,11 +71,18 @@ pub struct Batcher {
 }
 
 impl Batcher {
-    pub fn new(spool: Spool, warehouse: PathBuf, policy: FlushPolicy, quiet: bool) -> Self {
+    pub fn new(
+        spool: Spool,
+        warehouse: PathBuf,
+        policy: FlushPolicy,
+        gc: GcPolicy,
+        quiet: bool,
+    ) -> Self {
         Batcher {
             spool,
             warehouse,
             policy,
+            gc,
             waiting: Vec::new(),
             records: 0,
             first_at: None,
@@ -142,7 +150,7 @@ impl Batcher {
             commit: CommitMode::Full,
             memory: Memory::InMemory,
             max_rejects: None,
-            gc: GcPolicy::default(),
+            gc: self.gc,
         };
         let start = Instant::now();
         let written = pipeline::ingest(

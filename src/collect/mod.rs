@@ -41,6 +41,8 @@ pub struct Config {
     pub flush: FlushPolicy,
     pub token: Option<String>,
     pub max_body: usize,
+    /// What each commit's garbage collection keeps.
+    pub gc: crate::commit::GcPolicy,
     /// No line per commit on stderr.
     pub quiet: bool,
 }
@@ -136,7 +138,7 @@ pub fn run(
     let spool_dir = warehouse.join(SPOOL_DIR);
     let _lock = spool::lock(&spool_dir)?.ok_or_else(|| CollectError::Busy(warehouse.clone()))?;
     let spool = Spool::open(&spool_dir)?;
-    let mut batcher = Batcher::new(spool, warehouse, config.flush, config.quiet);
+    let mut batcher = Batcher::new(spool, warehouse, config.flush, config.gc, config.quiet);
     // What a killed receiver had written and not committed lands first.
     batcher.start()?;
     let server = tiny_http::Server::http(&addrs[..]).map_err(|e| CollectError::Listen {
