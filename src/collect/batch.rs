@@ -7,11 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tiny_http::Request;
+use std::sync::mpsc::Sender;
 
 use super::decode::{Encoding, Signal};
 use super::http::{self, Taken};
 use super::lines::Prepared;
+use super::server::Response;
 use super::spool::{Spool, SpoolError};
 use super::CollectError;
 use crate::commit::GcPolicy;
@@ -31,14 +32,15 @@ pub struct FlushPolicy {
 
 /// An accepted request on its way to the batcher.
 pub struct Entry {
-    pub request: Request,
+    /// Where its answer goes (the connection's thread waits on it).
+    pub reply: Sender<Response>,
     pub taken: Taken,
     pub prepared: Prepared,
 }
 
 /// A request written to the spool, waiting for its batch's commit.
 struct Waiting {
-    request: Request,
+    reply: Sender<Response>,
     signal: Signal,
     encoding: Encoding,
     body: Vec<u8>,
@@ -94,7 +96,7 @@ impl Batcher {
     /// Writes an accepted request's new records to the spool; it waits for the commit.
     pub fn take(&mut self, entry: Entry) -> Result<(), SpoolError> {
         let Entry {
-            request,
+            reply,
             mut taken,
             prepared,
         } = entry;
@@ -109,7 +111,7 @@ impl Batcher {
         self.records += new;
         self.first_at.get_or_insert_with(Instant::now);
         self.waiting.push(Waiting {
-            request,
+            reply,
             signal: taken.signal,
             encoding: taken.encoding,
             body: http::success_body(taken.signal, taken.encoding, &taken.rejected),
@@ -242,22 +244,18 @@ impl Batcher {
             }
         }
         for w in waiting {
-            match &committed {
-                Ok(_) => http::respond(w.request, 200, w.body, w.encoding, false),
-                Err(e) => {
-                    let msg = format!(
+            let answer = match &committed {
+                Ok(_) => http::response(200, w.body, w.encoding),
+                Err(e) => http::unavailable(
+                    &format!(
                         "the {} were not committed to the warehouse: {e}; send them again",
                         w.signal.records()
-                    );
-                    http::respond(
-                        w.request,
-                        503,
-                        http::status_body(503, &msg, w.encoding),
-                        w.encoding,
-                        false,
-                    )
-                }
-            }
+                    ),
+                    w.encoding,
+                ),
+            };
+            // A connection gone meanwhile has no one to answer.
+            let _ = w.reply.send(answer);
         }
         self.records = 0;
         self.first_at = None;

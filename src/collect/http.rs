@@ -14,7 +14,8 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
 use prost::Message;
-use tiny_http::{Header, Request, Response};
+
+use super::server::{Request, Response};
 
 use super::decode::{self, Encoding, Export, Rejected, Signal};
 
@@ -48,10 +49,7 @@ pub struct Taken {
 }
 
 fn header<'a>(req: &'a Request, name: &'static str) -> Option<&'a str> {
-    req.headers()
-        .iter()
-        .find(|h| h.field.equiv(name))
-        .map(|h| h.value.as_str())
+    req.header(name)
 }
 
 /// Compares two byte strings in time independent of where they differ.
@@ -67,22 +65,18 @@ pub fn take(req: &mut Request, limits: &Limits) -> Result<Taken, Refusal> {
         message,
         encoding: encoding.unwrap_or(Encoding::Json),
     };
-    if *req.method() != tiny_http::Method::Post {
+    if req.method != "POST" {
         return Err(refuse(
             405,
-            format!(
-                "{} {}: OTLP/HTTP exports are POSTs",
-                req.method(),
-                req.url()
-            ),
+            format!("{} {}: OTLP/HTTP exports are POSTs", req.method, req.path),
         ));
     }
-    let Some(signal) = Signal::of_path(req.url()) else {
+    let Some(signal) = Signal::of_path(&req.path) else {
         return Err(refuse(
             404,
             format!(
                 "{}: runlog collect serves POST /v1/traces and POST /v1/logs",
-                req.url()
+                req.path
             ),
         ));
     };
@@ -122,10 +116,10 @@ pub fn take(req: &mut Request, limits: &Limits) -> Result<Taken, Refusal> {
             format!("the {what} is over the receiver's limit of {max} bytes (--max-body)"),
         )
     };
-    if req.body_length().is_some_and(|n| n > max) {
+    if req.length.is_some_and(|n| n > max as u64) {
         return Err(too_large("body"));
     }
-    let raw = read_limited(req.as_reader(), max)
+    let raw = read_limited(req.body(), max)
         .map_err(|e| refuse(400, format!("reading the body: {e}")))?
         .ok_or_else(|| too_large("body"))?;
     let body = if gzip {
@@ -219,28 +213,26 @@ pub fn status_body(status: u16, message: &str, encoding: Encoding) -> Vec<u8> {
     }
 }
 
-/// Answers `req` with `status` and `body` in `encoding`.
-pub fn respond(req: Request, status: u16, body: Vec<u8>, encoding: Encoding, unauthorized: bool) {
-    let mut r = Response::from_data(body).with_status_code(status);
-    if let Ok(h) = Header::from_bytes("Content-Type", encoding.content_type()) {
-        r.add_header(h);
+/// An answer with `status` and `body` in `encoding`.
+pub fn response(status: u16, body: Vec<u8>, encoding: Encoding) -> Response {
+    Response {
+        status,
+        content_type: encoding.content_type(),
+        body,
+        bearer: status == 401,
     }
-    if unauthorized {
-        if let Ok(h) = Header::from_bytes("WWW-Authenticate", "Bearer") {
-            r.add_header(h);
-        }
-    }
-    // A client gone before its answer has nothing to read it.
-    let _ = req.respond(r);
 }
 
-/// Answers a refused request.
-pub fn refuse(req: Request, r: &Refusal) {
-    respond(
-        req,
+/// The answer of a refused request.
+pub fn refusal(r: &Refusal) -> Response {
+    response(
         r.status,
         status_body(r.status, &r.message, r.encoding),
         r.encoding,
-        r.status == 401,
-    );
+    )
+}
+
+/// A 503 with `message`: the exporter sends the request again.
+pub fn unavailable(message: &str, encoding: Encoding) -> Response {
+    response(503, status_body(503, message, encoding), encoding)
 }

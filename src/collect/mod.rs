@@ -5,7 +5,8 @@
 //! nothing it acknowledged, and `runlog query|report --warehouse` read whole commits while
 //! it fills.
 //!
-//! The parts, one job each: `http` (one request: checks, body, answers), `decode` (the
+//! The parts, one job each: `server` (HTTP/1.1, a thread per connection), `http` (one
+//! OTLP request: checks, body, answers), `decode` (the
 //! export request and its partial success), `lines` (a request as spool lines, and its
 //! records' keys), `spool` (the durable folder of accepted requests, read again on start),
 //! `batch` (when to commit, the append, the answers), this file (the threads and the
@@ -15,6 +16,7 @@ mod batch;
 mod decode;
 mod http;
 mod lines;
+mod server;
 mod spool;
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -22,7 +24,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use batch::{FlushPolicy, Totals};
 pub use decode::{Encoding, Signal};
@@ -141,49 +142,29 @@ pub fn run(
     let mut batcher = Batcher::new(spool, warehouse, config.flush, config.gc, config.quiet);
     // What a killed receiver had written and not committed lands first.
     batcher.start()?;
-    let server = tiny_http::Server::http(&addrs[..]).map_err(|e| CollectError::Listen {
+    let listener = std::net::TcpListener::bind(&addrs[..]).map_err(|e| CollectError::Listen {
         addr: config.listen.clone(),
         message: e.to_string(),
     })?;
-    let server = Arc::new(server);
     stop_on_signals(&stop)?;
-    if let Some(a) = server.server_addr().to_ip() {
+    if let Some(a) = server::bound(&listener) {
         ready(a);
     }
-    let limits = http::Limits {
+    let limits = Arc::new(http::Limits {
         token: config.token.clone(),
         max_body: config.max_body,
-    };
+    });
     let (tx, rx) = mpsc::sync_channel::<Entry>(1024);
-    let threads = std::thread::available_parallelism()
-        .map_or(4, |n| n.get() * 2)
-        .max(4);
-    let handlers: Vec<_> = (0..threads)
-        .map(|_| {
-            let (server, tx, stop, limits) =
-                (server.clone(), tx.clone(), stop.clone(), limits.clone());
-            std::thread::spawn(move || serve(&server, &tx, &stop, &limits))
-        })
-        .collect();
-    drop(tx);
+    let handler = move |req: &mut server::Request| handle(req, &limits, &tx);
+    let accept = {
+        let stop = stop.clone();
+        std::thread::spawn(move || server::serve(listener, stop, handler))
+    };
     let result = batches(&mut batcher, &rx, &stop);
-    // A failed batcher stops the handlers too; their requests are answered 503.
+    // A failed batcher stops the connections too; their requests are answered 503.
     stop.store(true, Ordering::SeqCst);
     drop(rx);
-    for h in handlers {
-        let _ = h.join();
-    }
-    // Requests that came in as the handlers stopped: not taken, to be sent again.
-    while let Ok(Some(r)) = server.try_recv() {
-        let msg = "the receiver is stopping; send the request again";
-        http::respond(
-            r,
-            503,
-            http::status_body(503, msg, Encoding::Json),
-            Encoding::Json,
-            false,
-        );
-    }
+    let _ = accept.join();
     result.map(|()| batcher.totals.clone())
 }
 
@@ -214,54 +195,39 @@ fn batches(
     }
 }
 
-/// A handler thread: reads requests until stopped; refuses or prepares each, and hands the
-/// accepted ones to the batcher.
-fn serve(
-    server: &tiny_http::Server,
-    tx: &mpsc::SyncSender<Entry>,
-    stop: &AtomicBool,
+/// One request: refused, or prepared and handed to the batcher, whose answer (after the
+/// commit of its batch) is returned.
+fn handle(
+    req: &mut server::Request,
     limits: &http::Limits,
-) {
-    while !stop.load(Ordering::SeqCst) {
-        let mut request = match server.recv_timeout(Duration::from_millis(100)) {
-            Ok(Some(r)) => r,
-            Ok(None) => continue,
-            Err(_) => return,
-        };
-        let taken = match http::take(&mut request, limits) {
-            Ok(t) => t,
-            Err(r) => {
-                http::refuse(request, &r);
-                continue;
-            }
-        };
-        let prepared = match lines::prepare(&taken.export) {
-            Ok(p) => p,
-            Err(e) => {
-                let r = http::Refusal {
-                    status: 400,
-                    message: format!("the export cannot be written as OTLP JSON: {e}"),
-                    encoding: taken.encoding,
-                };
-                http::refuse(request, &r);
-                continue;
-            }
-        };
-        let entry = Entry {
-            request,
-            taken,
-            prepared,
-        };
-        if let Err(mpsc::SendError(e)) = tx.send(entry) {
-            let msg = "the receiver is stopping; send the request again";
-            http::respond(
-                e.request,
-                503,
-                http::status_body(503, msg, e.taken.encoding),
-                e.taken.encoding,
-                false,
-            );
-            return;
+    tx: &mpsc::SyncSender<Entry>,
+) -> server::Response {
+    let taken = match http::take(req, limits) {
+        Ok(t) => t,
+        Err(r) => return http::refusal(&r),
+    };
+    let encoding = taken.encoding;
+    let prepared = match lines::prepare(&taken.export) {
+        Ok(p) => p,
+        Err(e) => {
+            return http::refusal(&http::Refusal {
+                status: 400,
+                message: format!("the export cannot be written as OTLP JSON: {e}"),
+                encoding,
+            })
         }
+    };
+    let (reply, answer) = mpsc::channel();
+    let entry = Entry {
+        reply,
+        taken,
+        prepared,
+    };
+    let stopping = "the receiver is stopping; send the request again";
+    if tx.send(entry).is_err() {
+        return http::unavailable(stopping, encoding);
     }
+    answer
+        .recv()
+        .unwrap_or_else(|_| http::unavailable(stopping, encoding))
 }
