@@ -1,8 +1,8 @@
 //! The batches: accepted requests are written to the spool as they come; when a batch is
 //! due (enough records, or the oldest waiting request has waited `--flush-secs`, or the
 //! receiver is stopping) the spool is synced, ingested into the warehouse in one commit,
-//! and only then is every request of the batch answered 200. A failed append answers them 503 (OTLP exporters retry; the records stay
-//! in the spool and land with the next commit).
+//! and only then is every request of the batch answered 200. A failed commit answers them
+//! 503 (OTLP exporters retry; the records stay in the spool and land with the next commit).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -222,7 +222,7 @@ impl Batcher {
     }
 
     /// Syncs the spool, commits it and answers the batch's requests: 200 once committed,
-    /// 503 when the append failed. A spool that cannot be synced is an error (the receiver
+    /// 503 when the commit failed. A spool that cannot be synced is an error (the receiver
     /// stops: the batch's requests are answered 503).
     pub fn flush(&mut self) -> Result<(), SpoolError> {
         if self.first_at.is_none() {

@@ -9,7 +9,7 @@
 //! OTLP request: checks, body, answers), `decode` (the
 //! export request and its partial success), `lines` (a request as spool lines, and its
 //! records' keys), `spool` (the durable folder of accepted requests, read again on start),
-//! `batch` (when to commit, the append, the answers), this file (the threads and the
+//! `batch` (when to commit, the commit, the answers), this file (the threads and the
 //! signals that stop them).
 
 mod batch;

@@ -1,8 +1,8 @@
 //! The spool: the folder `_collect/` inside the warehouse where accepted requests are
 //! written, as OTLP JSON lines (`otlp.jsonl`, see `lines.rs`), before the commit that
 //! ingests them. It is the receiver's durable state: a batch's lines are synced before its
-//! append runs, and on start whatever the spool holds that the warehouse has not committed
-//! is appended first, so a receiver killed at any moment loses nothing it acknowledged.
+//! commit runs, and on start whatever the spool holds that the warehouse has not committed
+//! is committed first, so a receiver killed at any moment loses nothing it acknowledged.
 //!
 //! It also remembers the key of every record it holds, so that a request sent again (an
 //! exporter retrying after a timeout, or after the receiver was killed before answering)
