@@ -10,11 +10,13 @@
 //! Markdown or [`html`]; [`baseline`] compares two reports, testing shifts with
 //! [`stats`]) / [`replay`] (and its pages, [`timeline`]). [`engine`] runs the SQL locally
 //! or on Ballista;
+//! [`collect`] receives OTLP/HTTP exports and commits them in batches through [`pipeline`];
 //! [`gen`] writes production-like logs for tests, demos and benchmarks.
 
 pub mod append;
 pub mod baseline;
 pub mod bench;
+pub mod collect;
 pub mod commit;
 pub mod engine;
 pub mod error;

@@ -10,7 +10,10 @@ per line in the order they ended.
 
 Besides the trace file it writes what the agents were asked to do, for `check_tables.py`.
 
-Usage: python openai_agents.py OUT.jsonl EXPECTED.json
+Usage: python openai_agents.py OUT.jsonl EXPECTED.json [OTLP_HTTP_URL]
+
+With OTLP_HTTP_URL (a `runlog collect` receiver, http://HOST:PORT) the spans are also
+exported over OTLP/HTTP as they end (scripts/otel/otlp_http.py).
 """
 
 import asyncio
@@ -23,11 +26,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import otlp_http  # same folder
 from otlp_json import write_otlp_json  # same folder
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
 provider.add_span_processor(SimpleSpanProcessor(exporter))
+otlp_http.add(provider, sys.argv[3] if len(sys.argv) > 3 else None, gzip=True)
 trace.set_tracer_provider(provider)
 
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor  # noqa: E402
@@ -183,6 +188,7 @@ async def main():
 
 
 asyncio.run(main())
+otlp_http.finish()
 spans = exporter.get_finished_spans()
 write_otlp_json(spans, sys.argv[1])
 with open(sys.argv[2], "w") as f:

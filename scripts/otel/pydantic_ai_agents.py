@@ -11,7 +11,10 @@ them.
 Besides the trace file it writes what the agents were asked to do (the expected turns, finish
 reasons, token totals, error codes and tool calls), for `check_tables.py`.
 
-Usage: python pydantic_ai_agents.py OUT.jsonl EXPECTED.json
+Usage: python pydantic_ai_agents.py OUT.jsonl EXPECTED.json [OTLP_HTTP_URL]
+
+With OTLP_HTTP_URL (a `runlog collect` receiver, http://HOST:PORT) the spans are also
+exported over OTLP/HTTP as they end (scripts/otel/otlp_http.py).
 """
 
 import json
@@ -22,11 +25,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import otlp_http  # same folder
 from otlp_json import write_otlp_json  # same folder
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
 provider.add_span_processor(SimpleSpanProcessor(exporter))
+otlp_http.add(provider, sys.argv[3] if len(sys.argv) > 3 else None, gzip=False)
 trace.set_tracer_provider(provider)
 
 from pydantic_ai import Agent, RunContext  # noqa: E402
@@ -234,6 +239,7 @@ if not flaky_ok:
     expected["errors"].append({"agent": "flaky", "source": "turn", "code": "RuntimeError", "http_status": None, "retried": None, "recovered": None})
 
 
+otlp_http.finish()
 spans = exporter.get_finished_spans()
 write_otlp_json(spans, sys.argv[1])
 with open(sys.argv[2], "w") as f:

@@ -48,7 +48,7 @@ pub(super) fn localize(cmd: &mut Command) -> Result<()> {
             *p = runlog::location::local_path(p)?;
             Ok(())
         })?,
-        Command::Gen(_) => {}
+        Command::Gen(_) | Command::Collect(_) => {}
     }
     Ok(())
 }

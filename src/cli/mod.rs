@@ -7,6 +7,7 @@
 mod args;
 mod baseline;
 mod bench;
+mod collect;
 mod engine;
 mod export;
 mod gen;
@@ -153,6 +154,26 @@ a kept turn (model calls, tool calls, callbacks, subagent turns) is exported who
 Example: runlog export --warehouse wh --out traces.jsonl\n\
 Example: runlog export sample-logs --endpoint http://127.0.0.1:6006"
     )]
+    /// Receive OpenTelemetry traces and logs over OTLP/HTTP and fill a warehouse with them.
+    #[command(
+        after_help = "Exporters POST to /v1/traces and /v1/logs, protobuf (application/x-protobuf) or \
+JSON\n(application/json), gzipped or not. Accepted requests are written to the spool (WH/_collect/,\n\
+OTLP JSON lines) and committed in batches, each one new version whose tables are those of\n\
+the whole spool (a commit costs a file ingest of all received so far: docs/collect.md). The\n\
+warehouse is the receiver's own. A request is answered 200 only once its batch is\n\
+committed, so killing the receiver loses nothing it acknowledged (on start, what the spool\n\
+holds uncommitted lands first), and a request sent again adds only the spans the spool\n\
+lacks. Spans of one trace sent in different requests become one agent. runlog query|report\n\
+--warehouse WH read whole commits meanwhile.\n\
+Answers: 400 malformed body, 401 missing or wrong bearer token (with --token), 413 body over\n\
+--max-body, 415 other media types; 200 with partial_success counting the spans or log\n\
+records rejected (invalid trace or span ids); 503 when a commit failed (exporters retry).\n\
+SIGTERM or SIGINT commits the last batch, answers it and exits.\n\
+Point an OpenTelemetry SDK at it: OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318\n\
+Example: runlog collect --warehouse wh --flush-secs 2\n\
+Example: runlog collect -w wh --listen 0.0.0.0:4318 --token \"$TOKEN\""
+    )]
+    Collect(collect::CollectArgs),
     Export(export::ExportArgs),
 }
 
@@ -167,5 +188,6 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Command::Gen(a) => gen::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Export(a) => export::run(a),
+        Command::Collect(a) => collect::run(a),
     }
 }

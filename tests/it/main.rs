@@ -36,6 +36,7 @@ mod append;
 mod ballista;
 mod baseline;
 mod cli;
+mod collect;
 mod commit;
 mod damaged;
 mod export;
@@ -96,6 +97,7 @@ fn main() {
     tests.extend(ballista::trials());
     tests.extend(baseline::trials());
     tests.extend(cli::trials());
+    tests.extend(collect::trials());
     tests.extend(commit::trials());
     tests.extend(damaged::trials());
     tests.extend(export::trials());

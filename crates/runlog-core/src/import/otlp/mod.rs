@@ -225,6 +225,20 @@ impl Importer for OtlpImporter {
             self.document_lines.push(line_no);
             return Ok(());
         }
+        // The common shapes (the Collector's file exporter, `runlog collect`'s spool) are
+        // decoded straight into the message types, without a JSON tree first; a line of
+        // another shape, or one that does not decode so, is read the general way below.
+        if line.starts_with(b"{\"resourceSpans\"") {
+            if let Ok(data) = serde_json::from_slice::<TracesData>(line) {
+                self.read_traces(line_no, data);
+                return Ok(());
+            }
+        } else if line.starts_with(b"{\"resourceLogs\"") {
+            if let Ok(data) = serde_json::from_slice::<LogsData>(line) {
+                self.read_logs(line_no, data);
+                return Ok(());
+            }
+        }
         match serde_json::from_slice::<Value>(line) {
             Ok(v) => self.read_object(line_no, v),
             // The first line of a pretty-printed document (`{`); its parts follow.

@@ -1,0 +1,264 @@
+//! The batches: accepted requests are written to the spool as they come; when a batch is
+//! due (enough records, or the oldest waiting request has waited `--flush-secs`, or the
+//! receiver is stopping) the spool is synced, ingested into the warehouse in one commit,
+//! and only then is every request of the batch answered 200. A failed commit answers them
+//! 503 (OTLP exporters retry; the records stay in the spool and land with the next commit).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use std::sync::mpsc::Sender;
+
+use super::decode::{Encoding, Signal};
+use super::http::{self, Taken};
+use super::lines::Prepared;
+use super::server::Response;
+use super::spool::{Spool, SpoolError};
+use super::CollectError;
+use crate::commit::GcPolicy;
+use crate::ingest::IngestOptions;
+use crate::objstore::{block_on, Root};
+use crate::pipeline::{self, CommitMode, Memory, WriteOptions, Written};
+use runlog_core::fingerprint::Change;
+
+/// When a batch is committed.
+#[derive(Debug, Clone, Copy)]
+pub struct FlushPolicy {
+    /// The longest a request waits for its batch's commit to start.
+    pub every: Duration,
+    /// A batch of this many new records is committed at once.
+    pub records: u64,
+}
+
+/// An accepted request on its way to the batcher.
+pub struct Entry {
+    /// Where its answer goes (the connection's thread waits on it).
+    pub reply: Sender<Response>,
+    pub taken: Taken,
+    pub prepared: Prepared,
+}
+
+/// A request written to the spool, waiting for its batch's commit.
+struct Waiting {
+    reply: Sender<Response>,
+    signal: Signal,
+    encoding: Encoding,
+    body: Vec<u8>,
+}
+
+/// What the receiver did, for its last words.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub requests: u64,
+    pub spans: u64,
+    pub log_records: u64,
+    pub duplicates: u64,
+    pub rejected: u64,
+    pub commits: u64,
+    pub failed_commits: u64,
+}
+
+/// The batcher: owns the spool and the requests waiting for their commit.
+pub struct Batcher {
+    spool: Spool,
+    warehouse: PathBuf,
+    policy: FlushPolicy,
+    gc: GcPolicy,
+    waiting: Vec<Waiting>,
+    /// New records of the batch.
+    records: u64,
+    first_at: Option<Instant>,
+    quiet: bool,
+    pub totals: Totals,
+}
+
+impl Batcher {
+    pub fn new(
+        spool: Spool,
+        warehouse: PathBuf,
+        policy: FlushPolicy,
+        gc: GcPolicy,
+        quiet: bool,
+    ) -> Self {
+        Batcher {
+            spool,
+            warehouse,
+            policy,
+            gc,
+            waiting: Vec::new(),
+            records: 0,
+            first_at: None,
+            quiet,
+            totals: Totals::default(),
+        }
+    }
+
+    /// Writes an accepted request's new records to the spool; it waits for the commit.
+    pub fn take(&mut self, entry: Entry) -> Result<(), SpoolError> {
+        let Entry {
+            reply,
+            mut taken,
+            prepared,
+        } = entry;
+        let new = self.spool.write(&mut taken.export, prepared)?;
+        self.totals.requests += 1;
+        self.totals.duplicates += taken.records - new;
+        self.totals.rejected += taken.rejected.count as u64;
+        match taken.signal {
+            Signal::Traces => self.totals.spans += new,
+            Signal::Logs => self.totals.log_records += new,
+        }
+        self.records += new;
+        self.first_at.get_or_insert_with(Instant::now);
+        self.waiting.push(Waiting {
+            reply,
+            signal: taken.signal,
+            encoding: taken.encoding,
+            body: http::success_body(taken.signal, taken.encoding, &taken.rejected),
+        });
+        Ok(())
+    }
+
+    /// Whether the batch is due now (`stopping`: the receiver is stopping).
+    pub fn due(&self, stopping: bool) -> bool {
+        match self.first_at {
+            None => false,
+            Some(t) => {
+                stopping || self.records >= self.policy.records || t.elapsed() >= self.policy.every
+            }
+        }
+    }
+
+    /// How long to wait for more requests before the batch is due.
+    pub fn wait(&self) -> Duration {
+        let idle = Duration::from_millis(100);
+        match self.first_at {
+            None => idle,
+            Some(t) => self.policy.every.saturating_sub(t.elapsed()).min(idle),
+        }
+    }
+
+    /// Commits the spool: the warehouse's tables become those of the spool's files, in one
+    /// new version. Every commit reads the whole spool: OTLP files are of an imported
+    /// format, whose roots and numbering depend on every file, so even an append would read
+    /// every input again (docs/warehouse.md); a full ingest does that and writes each table
+    /// as one file instead of 64 buckets' files (on 8,000 spans: 1.6 s against 3.7 s).
+    pub fn commit(&mut self) -> crate::Result<Written> {
+        let opts = IngestOptions {
+            format: crate::import::Format::Otlp,
+            ..Default::default()
+        };
+        let write = WriteOptions {
+            commit: CommitMode::Full,
+            memory: Memory::InMemory,
+            max_rejects: None,
+            gc: self.gc,
+        };
+        let start = Instant::now();
+        let written = pipeline::ingest(
+            &[self.spool.dir().to_path_buf()],
+            &opts,
+            &self.warehouse,
+            &write,
+        )?;
+        if !self.quiet {
+            let what = if self.first_at.is_some() {
+                format!(
+                    "{} requests, {} new records",
+                    self.waiting.len(),
+                    self.records
+                )
+            } else {
+                "the spool as an earlier run left it".to_string()
+            };
+            eprintln!(
+                "runlog collect: committed {what} ({} records in the spool, {} agents) in \
+                 {:.2} s",
+                self.spool.records(),
+                written.summary.agents,
+                start.elapsed().as_secs_f64()
+            );
+        }
+        Ok(written)
+    }
+
+    /// On start: refuses a warehouse that holds inputs other than this spool's (a commit
+    /// would replace them), and commits what the spool holds that the latest version has
+    /// not read (what a receiver killed earlier had written).
+    pub fn start(&mut self) -> Result<(), CollectError> {
+        let root = Root::open(&self.warehouse)?;
+        let latest = block_on(crate::commit::log::latest(&root))?;
+        let dir = self.spool.dir().to_string_lossy().into_owned();
+        let Some((_, m)) = latest else {
+            self.commit()?;
+            return Ok(());
+        };
+        let foreign: Vec<&String> = m.inputs.keys().filter(|k| !k.starts_with(&dir)).collect();
+        let lines_of_others =
+            m.inputs.is_empty() && m.summary.get("lines_read").and_then(|n| n.as_u64()) > Some(0);
+        if !foreign.is_empty() || m.shards.is_some() || lines_of_others {
+            return Err(CollectError::NotOwned {
+                warehouse: self.warehouse.clone(),
+                other: foreign.first().map_or_else(
+                    || "tables not written by runlog collect".to_string(),
+                    |f| f.to_string(),
+                ),
+            });
+        }
+        // Committed already when the latest version read every spool file as it is.
+        let unchanged = m
+            .inputs
+            .iter()
+            .filter(|(name, fp)| {
+                fp.compare(Path::new(name))
+                    .is_ok_and(|(c, _)| c == Change::Unchanged)
+            })
+            .count();
+        let files = self.spool.files();
+        if !(m.inputs.len() == files && unchanged == files) {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Syncs the spool, commits it and answers the batch's requests: 200 once committed,
+    /// 503 when the commit failed. A spool that cannot be synced is an error (the receiver
+    /// stops: the batch's requests are answered 503).
+    pub fn flush(&mut self) -> Result<(), SpoolError> {
+        if self.first_at.is_none() {
+            return Ok(());
+        }
+        let synced = self.spool.sync();
+        let committed = match &synced {
+            Ok(()) => self.commit().map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let waiting = std::mem::take(&mut self.waiting);
+        match &committed {
+            Ok(_) => self.totals.commits += 1,
+            Err(e) => {
+                self.totals.failed_commits += 1;
+                eprintln!(
+                    "runlog collect: the commit failed ({e}); its requests were answered 503"
+                );
+            }
+        }
+        for w in waiting {
+            let answer = match &committed {
+                Ok(_) => http::response(200, w.body, w.encoding),
+                Err(e) => http::unavailable(
+                    &format!(
+                        "the {} were not committed to the warehouse: {e}; send them again",
+                        w.signal.records()
+                    ),
+                    w.encoding,
+                ),
+            };
+            // A connection gone meanwhile has no one to answer.
+            let _ = w.reply.send(answer);
+        }
+        self.records = 0;
+        self.first_at = None;
+        synced
+    }
+}

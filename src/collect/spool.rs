@@ -1,0 +1,294 @@
+//! The spool: the folder `_collect/` inside the warehouse where accepted requests are
+//! written, as OTLP JSON lines (`otlp.jsonl`, see `lines.rs`), before the commit that
+//! ingests them. It is the receiver's durable state: a batch's lines are synced before its
+//! commit runs, and on start whatever the spool holds that the warehouse has not committed
+//! is committed first, so a receiver killed at any moment loses nothing it acknowledged.
+//!
+//! It also remembers the key of every record it holds, so that a request sent again (an
+//! exporter retrying after a timeout, or after the receiver was killed before answering)
+//! adds only the records the spool does not have yet.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use super::decode::Export;
+use super::lines::{self, Key, Prepared};
+
+/// The spool folder of a warehouse.
+pub const SPOOL_DIR: &str = "_collect";
+
+/// The spool of one receiver.
+pub struct Spool {
+    dir: PathBuf,
+    /// The spool file, once opened for writing.
+    file: Option<File>,
+    /// Whether it was written since the last [`Spool::sync`].
+    dirty: bool,
+    keys: HashSet<Key>,
+}
+
+/// An I/O failure on a spool file.
+#[derive(Debug, thiserror::Error)]
+#[error("spool {path}: {source}")]
+pub struct SpoolError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+fn at(path: &Path) -> impl FnOnce(io::Error) -> SpoolError + '_ {
+    move |source| SpoolError {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl Spool {
+    /// Opens the spool in `dir` (created when missing): a last line cut short by a kill
+    /// (its request was never answered) is cut off, and the keys of every record are read.
+    pub fn open(dir: &Path) -> Result<Spool, SpoolError> {
+        fs::create_dir_all(dir).map_err(at(dir))?;
+        let mut keys = HashSet::new();
+        let path = file_path(dir);
+        if path.exists() {
+            cut_torn_tail(&path).map_err(at(&path))?;
+            let mut r = BufReader::new(File::open(&path).map_err(at(&path))?);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                if r.read_until(b'\n', &mut line).map_err(at(&path))? == 0 {
+                    break;
+                }
+                if let Some(e) = lines::parse_line(&line) {
+                    keys.extend(lines::keys(&e));
+                }
+            }
+        }
+        Ok(Spool {
+            dir: dir.to_path_buf(),
+            file: None,
+            dirty: false,
+            keys,
+        })
+    }
+
+    /// The spool folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The spool files that exist (0 or 1).
+    pub fn files(&self) -> usize {
+        usize::from(file_path(&self.dir).exists())
+    }
+
+    /// The records the spool holds.
+    pub fn records(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Writes the records of `export` the spool does not hold yet (`prepared`: its
+    /// [`lines::prepare`]); returns how many that was. Not durable before [`Spool::sync`].
+    pub fn write(&mut self, export: &mut Export, prepared: Prepared) -> Result<u64, SpoolError> {
+        let Prepared { keys, line } = prepared;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        // The common case: no record is known; otherwise only the new ones are written.
+        let mut added = Vec::with_capacity(keys.len());
+        let mut all_new = true;
+        for k in &keys {
+            if self.keys.insert(*k) {
+                added.push(*k);
+            } else {
+                all_new = false;
+                break;
+            }
+        }
+        let (count, line) = if all_new {
+            (keys.len() as u64, line)
+        } else {
+            for k in &added {
+                self.keys.remove(k);
+            }
+            let mut count = 0u64;
+            lines::retain(export, |k| {
+                let new = self.keys.insert(k);
+                count += u64::from(new);
+                new
+            });
+            if count == 0 {
+                return Ok(0);
+            }
+            let line = lines::line(export).map_err(|e| SpoolError {
+                path: self.dir.clone(),
+                source: io::Error::other(e),
+            })?;
+            (count, line)
+        };
+        self.append(line.as_bytes())?;
+        Ok(count)
+    }
+
+    fn append(&mut self, line: &[u8]) -> Result<(), SpoolError> {
+        let path = file_path(&self.dir);
+        if self.file.is_none() {
+            let existed = path.exists();
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(at(&path))?;
+            if !existed {
+                // The new name is durable with the folder's entry.
+                File::open(&self.dir)
+                    .and_then(|d| d.sync_all())
+                    .map_err(at(&self.dir))?;
+            }
+            self.file = Some(f);
+        }
+        let f = self.file.as_mut().expect("opened above");
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line);
+        buf.push(b'\n');
+        f.write_all(&buf).map_err(at(&path))?;
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Makes every line written so far durable.
+    pub fn sync(&mut self) -> Result<(), SpoolError> {
+        if let (true, Some(f)) = (self.dirty, &self.file) {
+            f.sync_data().map_err(at(&file_path(&self.dir)))?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+}
+
+/// The spool's lock, held while a receiver runs (released when dropped, or when its
+/// process ends however it ends).
+pub struct Lock {
+    _file: File,
+}
+
+/// Takes the lock of the spool in `dir` (`None`: another receiver holds it): the file
+/// `<dir>.lock` beside the folder, whose files are all read as inputs.
+pub fn lock(dir: &Path) -> Result<Option<Lock>, SpoolError> {
+    fs::create_dir_all(dir).map_err(at(dir))?;
+    let path = dir.with_extension("lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(at(&path))?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock is called on a descriptor this function owns and keeps open; it
+        // reads no memory of ours.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::WouldBlock {
+                return Ok(None);
+            }
+            return Err(SpoolError { path, source: e });
+        }
+    }
+    Ok(Some(Lock { _file: file }))
+}
+
+fn file_path(dir: &Path) -> PathBuf {
+    dir.join("otlp.jsonl")
+}
+
+/// Cuts a file after its last newline (a line written in part by a receiver that was
+/// killed while writing it).
+fn cut_torn_tail(path: &Path) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = OpenOptions::new().read(true).write(true).open(path)?;
+    let len = f.metadata()?.len();
+    let mut end = len;
+    let mut chunk = vec![0u8; 64 << 10];
+    // Backwards, a chunk at a time, to the last newline.
+    let keep = loop {
+        if end == 0 {
+            break 0;
+        }
+        let start = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - start) as usize];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(part)?;
+        if end == len && part.last() == Some(&b'\n') {
+            return Ok(());
+        }
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            break start + i as u64 + 1;
+        }
+        end = start;
+    };
+    f.set_len(keep)?;
+    f.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+
+    fn export(ids: &[u8]) -> Export {
+        Export::Traces(ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                scope_spans: vec![ScopeSpans {
+                    spans: ids
+                        .iter()
+                        .map(|&i| Span {
+                            trace_id: vec![i; 16],
+                            span_id: vec![i; 8],
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        })
+    }
+
+    fn write(spool: &mut Spool, ids: &[u8]) -> u64 {
+        let mut e = export(ids);
+        let p = lines::prepare(&e).unwrap();
+        spool.write(&mut e, p).unwrap()
+    }
+
+    #[test]
+    fn records_already_held_are_not_written_again_even_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("spool");
+        let mut s = Spool::open(&d).unwrap();
+        assert_eq!(write(&mut s, &[1, 2, 3]), 3);
+        assert_eq!(write(&mut s, &[3, 4, 4]), 1, "3 was held, 4 is sent twice");
+        s.sync().unwrap();
+        drop(s);
+        // A line cut short by a kill: cut off on open, its records not held.
+        let torn = file_path(&d);
+        let whole = fs::read(&torn).unwrap_or_default();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&torn)
+            .unwrap();
+        f.write_all(b"{\"resourceSpans\":[{\"scopeSp").unwrap();
+        drop(f);
+        let mut s = Spool::open(&d).unwrap();
+        assert_eq!(s.records(), 4);
+        assert_eq!(fs::read(&torn).unwrap(), whole);
+        assert_eq!(write(&mut s, &[1, 2, 3, 4]), 0);
+        assert_eq!(write(&mut s, &[5]), 1);
+    }
+}
