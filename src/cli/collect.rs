@@ -2,6 +2,7 @@
 //! warehouse from OpenTelemetry exporters.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use super::*;
 
