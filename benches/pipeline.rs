@@ -3,7 +3,7 @@
 //! (reduce).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use runlog::ingest::{self, IngestOptions};
+use runlog_core::ingest::{self, IngestOptions};
 use runlog_gen::{self as gen, GenOptions};
 
 /// The allocator the `runlog` binary uses (src/main.rs), so that the figures are the
@@ -49,7 +49,7 @@ fn bench_decode(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0usize;
             for l in &lines {
-                n += runlog::decode::parse_line_general(l).is_ok() as usize;
+                n += runlog_core::decode::parse_line_general(l).is_ok() as usize;
             }
             n
         })
@@ -84,7 +84,7 @@ fn bench_reduce_mix(c: &mut Criterion, name: &str, bytes: Vec<u8>) {
     g.throughput(Throughput::Elements(events));
     g.bench_function(BenchmarkId::new(name, events), |b| {
         // As ingest reduces a part of its agents: one reducer from agent to agent.
-        b.iter(|| runlog::reduce::reduce_agents(&ing.agents).turns.len())
+        b.iter(|| runlog_core::reduce::reduce_agents(&ing.agents).turns.len())
     });
     g.finish();
 }
@@ -100,7 +100,8 @@ fn bench_end_to_end(c: &mut Criterion) {
     g.bench_function("load+batches", |b| {
         b.iter(|| {
             let loaded =
-                runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
+                runlog::loaded::load(std::slice::from_ref(&path), &IngestOptions::default())
+                    .expect("load");
             loaded.batches().expect("batches").len()
         })
     });
@@ -108,7 +109,8 @@ fn bench_end_to_end(c: &mut Criterion) {
         let wh = dir.path().join("wh");
         b.iter(|| {
             let loaded =
-                runlog::load(std::slice::from_ref(&path), &IngestOptions::default()).expect("load");
+                runlog::loaded::load(std::slice::from_ref(&path), &IngestOptions::default())
+                    .expect("load");
             let batches = loaded.batches().expect("batches");
             runlog::pipeline::write_batches(&wh, &batches, serde_json::Value::Null).expect("write")
         })

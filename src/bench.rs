@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::ingest::{self, IngestOptions};
+use runlog_core::ingest::{self, IngestOptions};
 
 /// The timing of one stage.
 #[derive(Debug, Clone, Serialize)]
@@ -69,7 +69,7 @@ pub fn run(paths: &[PathBuf], scratch: &Path) -> Result<BenchResult> {
     let events: u64 = ing.agents.iter().map(|a| a.events.len() as u64).sum();
 
     let t = Instant::now();
-    let derived = crate::reduce_all(&ing);
+    let derived = runlog_core::reduce_all(&ing);
     let reduce_s = t.elapsed().as_secs_f64();
     let reduce_rss = peak_rss();
 

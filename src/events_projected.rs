@@ -12,14 +12,14 @@ use datafusion::arrow::array::{
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::event::{Event, Voice};
-use crate::ingest::Ingested;
 use crate::store;
+use runlog_core::event::{Event, Voice};
+use runlog_core::ingest::Ingested;
 
 /// The `events` table's columns named in `columns` (in the table's order; the others
 /// left out), in (root, seq) order, in batches of [`store::EVENTS_BATCH_ROWS`] rows.
 pub fn events_batches_of(ing: &Ingested, columns: &[String]) -> Result<Vec<RecordBatch>> {
-    let schema = store::schema(crate::Table::Events);
+    let schema = store::schema(runlog_core::table::Table::Events);
     let indices: Vec<usize> = (0..schema.fields().len())
         .filter(|&i| columns.iter().any(|c| c == schema.field(i).name()))
         .collect();
@@ -96,9 +96,10 @@ mod tests {
         };
         runlog_gen::write(&opts, dir.path()).unwrap();
         let ing =
-            crate::ingest::ingest_paths(&[dir.path().to_path_buf()], &Default::default()).unwrap();
+            runlog_core::ingest::ingest_paths(&[dir.path().to_path_buf()], &Default::default())
+                .unwrap();
         let whole = store::events_batches(&ing).unwrap();
-        let schema = store::schema(crate::Table::Events);
+        let schema = store::schema(runlog_core::table::Table::Events);
         for (i, field) in schema.fields().iter().enumerate() {
             let cols = [field.name().clone(), "seq".to_string()];
             let some = events_batches_of(&ing, &cols).unwrap();

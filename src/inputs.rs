@@ -37,9 +37,9 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use runlog_core::fingerprint::ObjectStamp;
 
 use crate::error::{Error, Result};
-use crate::ingest::{is_log_name, Input, Inputs};
 use crate::objstore;
 use crate::owner::Owner;
+use runlog_core::ingest::{is_log_name, Input, Inputs};
 
 /// Objects downloaded at once: enough to hide a store's latency on many small files, few
 /// enough to leave bandwidth to each.
@@ -117,7 +117,7 @@ impl Source {
         }
     }
 
-    /// Its name relative to the folder or prefix named (see [`crate::ingest::relative_name`]).
+    /// Its name relative to the folder or prefix named (see [`runlog_core::ingest::relative_name`]).
     pub fn rel(&self) -> &str {
         match self {
             Source::Local(i) => &i.rel,

@@ -43,7 +43,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || matches!(c.downcast_ref::<runlog::Error>(),
-                Some(runlog::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe)
+            || matches!(c.downcast_ref::<runlog::error::Error>(),
+                Some(runlog::error::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }

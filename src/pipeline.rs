@@ -24,11 +24,11 @@ use datafusion::arrow::array::RecordBatch;
 use crate::commit::shards::{self, ShardStatus};
 use crate::commit::{self, GcPolicy, Manifest, Staged};
 use crate::error::{Error, Result};
-use crate::ingest::{self, IngestOptions, Ingested, Inputs};
-use crate::reduce::Derived;
 use crate::store::{self, TABLES};
-use crate::table::Table;
+use runlog_core::ingest::{self, IngestOptions, Ingested, Inputs};
+use runlog_core::reduce::Derived;
 use runlog_core::shard::{Shard, SHARED_TABLES};
+use runlog_core::table::Table;
 use runlog_core::{reduce_parts, summarize, Summary};
 
 /// How an ingest commits.
@@ -462,7 +462,7 @@ pub fn write_reduced(
 }
 
 /// Writes tables already built as record batches as a full commit (tests and benchmarks
-/// that make a warehouse from a [`crate::Loaded`]).
+/// that make a warehouse from a [`crate::loaded::Loaded`]).
 pub fn write_batches(
     warehouse: &Path,
     tables: &BTreeMap<Table, Vec<RecordBatch>>,

@@ -1,7 +1,7 @@
 //! What a question over raw log files must compute: the tables its statements read and,
 //! from DataFusion's optimized plans, the columns of each table they read; from those, the
 //! event types the answer depends on (`reduce::needs`). A read of the logs then keeps only
-//! those events ([`crate::ingest::IngestOptions::keep`]), and the tables are registered
+//! those events ([`runlog_core::ingest::IngestOptions::keep`]), and the tables are registered
 //! with only the columns read, the ones computed exactly from the events kept.
 
 use std::collections::BTreeMap;
@@ -14,10 +14,10 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::error::Result;
-use crate::event::KindSet;
 use crate::query::TimeWindow;
 use crate::store;
-use crate::Table;
+use runlog_core::event::KindSet;
+use runlog_core::table::Table;
 
 /// The tables a question reads, the columns of each it reads, and, when those depend on
 /// a few event types only, those types.
@@ -60,7 +60,7 @@ impl Demand {
         }
         let columns = columns_read(sqls, &tables);
         let keep = columns.as_ref().and_then(|cols| {
-            crate::reduce::needs::kinds_for(cols.iter().map(|(t, c)| (t.name(), c.clone())))
+            runlog_core::reduce::needs::kinds_for(cols.iter().map(|(t, c)| (t.name(), c.clone())))
         });
         Demand {
             tables,
@@ -76,7 +76,7 @@ impl Demand {
 
     /// A context over the tables of `loaded` (read with [`Demand::keep`]): those
     /// demanded, each with the columns read when they are known.
-    pub fn context(&self, loaded: &crate::Loaded) -> Result<SessionContext> {
+    pub fn context(&self, loaded: &crate::loaded::Loaded) -> Result<SessionContext> {
         let Some(cols) = &self.columns else {
             return crate::query::context_from_batches(loaded.some_batches(&self.tables)?);
         };
@@ -181,7 +181,7 @@ fn columns_read<S: AsRef<str>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Kind;
+    use runlog_core::event::Kind;
 
     fn demand(sql: &str) -> Demand {
         Demand::of(&[sql], &TimeWindow::default())
@@ -206,7 +206,7 @@ mod tests {
         let d = demand("SELECT count(*) FROM intervals");
         assert_eq!(
             d.keep(),
-            crate::reduce::needs::kinds_for([("intervals", Vec::<&str>::new())])
+            runlog_core::reduce::needs::kinds_for([("intervals", Vec::<&str>::new())])
         );
         let d = demand("SELECT root FROM intervals WHERE model_calls > 2");
         assert!(d.keep().unwrap().contains(Kind::ModelEnd));
@@ -255,7 +255,7 @@ mod tests {
         };
         runlog_gen::write(&opts, dir.path()).unwrap();
         let paths = [dir.path().to_path_buf()];
-        let whole = crate::load(&paths, &Default::default()).unwrap();
+        let whole = crate::loaded::load(&paths, &Default::default()).unwrap();
         let all = crate::query::context_from_batches(whole.batches().unwrap()).unwrap();
         let finish = std::fs::read_to_string("queries/finish_reasons.sql").unwrap();
         let mut sqls: Vec<String> = vec![
@@ -270,12 +270,12 @@ mod tests {
         let mut kept_some = 0;
         for sql in &sqls {
             let d = Demand::of(&[sql], &TimeWindow::default());
-            let opts = crate::IngestOptions {
+            let opts = runlog_core::ingest::IngestOptions {
                 keep: d.keep(),
                 ..Default::default()
             };
             kept_some += usize::from(d.keep().is_some());
-            let some = crate::load(&paths, &opts).unwrap();
+            let some = crate::loaded::load(&paths, &opts).unwrap();
             let ctx = d.context(&some).unwrap();
             let show = |ctx: &SessionContext| {
                 let (_, b) = rt.block_on(crate::query::run_sql(ctx, sql)).unwrap();

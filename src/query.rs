@@ -22,7 +22,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::error::{Error, Result};
 use crate::store;
-use crate::table::Table;
+use runlog_core::table::Table;
 
 /// How a result is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

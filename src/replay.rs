@@ -9,10 +9,10 @@ use std::path::Path;
 use datafusion::prelude::{col, lit, ParquetReadOptions, SessionContext};
 
 use crate::error::Result;
-use crate::event::Event;
 use crate::store::events_from_batch as batch_to_events;
-use crate::table::Table;
+use runlog_core::event::Event;
 pub use runlog_core::replay::{follow, snapshot, timeline, timeline_entry};
+use runlog_core::table::Table;
 
 /// Reads one agent's events from a warehouse, in `seq` order.
 pub async fn events_from_warehouse(dir: &Path, root: &str) -> Result<Vec<Event>> {

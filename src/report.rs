@@ -32,7 +32,7 @@ pub struct Report {
 
 /// The tables the report reads: every table (`events` only for each root's `source`, in
 /// `turn_ends_by_format`).
-pub fn tables_used() -> Vec<crate::table::Table> {
+pub fn tables_used() -> Vec<runlog_core::table::Table> {
     crate::store::TABLES.to_vec()
 }
 

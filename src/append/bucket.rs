@@ -12,11 +12,11 @@ use super::derived::derived_files;
 use super::{per_agent_tables, MAX_EVENTS_FILES};
 use crate::commit::Manifest;
 use crate::error::Result;
-use crate::ingest::{self, FileRead, FileSummary, Ingested, Reject};
 use crate::objstore::Root;
 use crate::store::{self, read};
-use crate::table::Table;
 use runlog_core::import::Format;
+use runlog_core::ingest::{self, FileRead, FileSummary, Ingested, Reject};
+use runlog_core::table::Table;
 use runlog_core::{reduce_all, Event};
 
 /// Per-agent table -> a bucket's files.

@@ -11,7 +11,7 @@ use super::MAX_DERIVED_FILES;
 use crate::error::Result;
 use crate::objstore::Root;
 use crate::store::{self, read};
-use crate::table::Table;
+use runlog_core::table::Table;
 
 /// One file of a bucket's derived table after an append: a committed file kept as it is
 /// (its bytes, read to look at its roots, kept for a compaction), or rows to write.

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use super::{bucket_of, per_agent_tables, Appended, Input, Run, Target, Work, BUCKETS};
 use crate::commit::{self, Manifest, Staged};
 use crate::error::{Error, Result};
-use crate::ingest::{self, Ingested};
 use crate::objstore;
-use crate::reduce::Derived;
 use crate::store::{self, read};
-use crate::table::Table;
 use runlog_core::fingerprint::{scan, Fingerprint};
+use runlog_core::ingest::{self, Ingested};
+use runlog_core::reduce::Derived;
 use runlog_core::reduce_all;
+use runlog_core::table::Table;
 
 impl Run<'_> {
     /// Reads every input (the index's and this run's) and writes every bucket: a full
@@ -31,7 +31,7 @@ impl Run<'_> {
         let mut all: BTreeMap<String, String> = BTreeMap::new();
         if let Some(m) = old {
             if m.inputs.is_empty() {
-                for f in read::read_files_table(self.root, m)? {
+                for f in read::read_files_table(self.root, m.files(Table::Files))? {
                     let rel = ingest::relative_name(Path::new(&f.file), &[]);
                     all.insert(f.file, rel);
                 }

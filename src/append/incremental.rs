@@ -12,11 +12,11 @@ use super::bucket::{BucketOut, Buckets};
 use super::{bucket_of, Appended, Input, Plan, Run, Target, Work};
 use crate::commit::{self, Manifest, Staged};
 use crate::error::Result;
-use crate::ingest::{self, FileSummary, Ingested, Reject, Resume};
 use crate::store::{self, read};
-use crate::table::Table;
 use runlog_core::fingerprint::{Change, Fingerprint};
 use runlog_core::import::Format;
+use runlog_core::ingest::{self, FileSummary, Ingested, Reject, Resume};
+use runlog_core::table::Table;
 use runlog_core::Event;
 
 /// What this run read of its new, grown and changed files, per input file (as `names`).
@@ -54,9 +54,12 @@ impl Run<'_> {
         a: &mut Appended,
         t: &Target,
     ) -> Result<Plan> {
-        let old_rows = read::read_files_table(self.root, m)?;
-        let old_rejects =
-            read::read_table(self.root, m, Table::Rejects, store::rejects_from_batch)?;
+        let old_rows = read::read_files_table(self.root, m.files(Table::Files))?;
+        let old_rejects = read::read_table(
+            self.root,
+            m.files(Table::Rejects),
+            store::rejects_from_batch,
+        )?;
         let to_read: Vec<&Input> = inputs
             .iter()
             .filter(|i| i.change != Change::Unchanged)

@@ -9,10 +9,10 @@ use std::path::Path;
 use super::{per_agent_tables, Appended, RoundStatus, Run, Target, Work};
 use crate::commit::{self, AppendRound, Manifest, Staged, MANIFEST_FORMAT};
 use crate::error::{Error, Result};
-use crate::reduce::Derived;
 use crate::store::{self, TABLES};
-use crate::table::Table;
+use runlog_core::reduce::Derived;
 use runlog_core::shard::SHARED_TABLES;
+use runlog_core::table::Table;
 
 /// Files per table -> their names.
 type Files = BTreeMap<String, Vec<String>>;

@@ -65,13 +65,13 @@ use rayon::prelude::*;
 
 use crate::commit::{log, GcPolicy, Manifest};
 use crate::error::{Error, Result};
-use crate::ingest::{self, FileSummary, IngestOptions, Ingested};
 use crate::inputs::{self, Downloads, Source, Sources, StoreObject};
 use crate::objstore::{block_on, Root};
 use crate::store::TABLES;
-use crate::table::Table;
 use runlog_core::fingerprint::{scan, Change, Fingerprint, ObjectStamp, Scan};
+use runlog_core::ingest::{self, FileSummary, IngestOptions, Ingested};
 use runlog_core::shard::{root_hash, Shard, SHARED_TABLES};
+use runlog_core::table::Table;
 use runlog_core::Summary;
 
 /// B: how many hash-of-root buckets an appended warehouse stores its per-agent tables in.

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 #[derive(Args, Clone)]
 pub(super) struct ReadArgs {
     /// Lines longer than this many bytes are rejected.
-    #[arg(long, default_value_t = runlog::ingest::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, default_value_t = runlog_core::ingest::DEFAULT_MAX_LINE_BYTES)]
     pub(super) max_line_bytes: usize,
     /// The format of the input files. `auto` detects each file's format from its first
     /// records (a folder may mix formats); the others read every file as that source:
@@ -20,10 +20,10 @@ pub(super) struct ReadArgs {
     /// (`ingest` also takes it as `--format`; on `query` and `report`, `--format` is the
     /// output format.)
     #[arg(long = "input-format", default_value = "auto", value_name = "FORMAT", value_parser = parse_format)]
-    pub(super) input_format: runlog::import::Format,
+    pub(super) input_format: runlog_core::import::Format,
 }
 
-pub(super) fn parse_format(s: &str) -> Result<runlog::import::Format, String> {
+pub(super) fn parse_format(s: &str) -> Result<runlog_core::import::Format, String> {
     s.parse()
 }
 

@@ -83,14 +83,14 @@ pub(super) fn context(
 /// ([`memory_for`]), through spill partitions into a temporary warehouse (removed when
 /// dropped), so that reading 2 GB of logs holds about what an ingest of them does.
 pub(super) enum Logs {
-    Loaded(Box<runlog::Loaded>),
+    Loaded(Box<runlog::loaded::Loaded>),
     Stored(tempfile::TempDir),
 }
 
 pub(super) fn read_logs(
     source: &Source,
     paths: &[PathBuf],
-    keep: Option<runlog::event::KindSet>,
+    keep: Option<runlog_core::event::KindSet>,
 ) -> Result<Logs> {
     if paths.is_empty() {
         bail!("give log PATHs or --warehouse DIR");
@@ -99,9 +99,8 @@ pub(super) fn read_logs(
     let (mut opts, bar) = ingest_options(&source.read, &resolved.inputs);
     opts.keep = keep;
     let logs = match memory_for(source.spill_partitions, &resolved.inputs) {
-        Memory::InMemory => {
-            runlog::load_inputs(&resolved.inputs, &opts, None).map(|l| Logs::Loaded(Box::new(l)))
-        }
+        Memory::InMemory => runlog::loaded::load_inputs(&resolved.inputs, &opts, None)
+            .map(|l| Logs::Loaded(Box::new(l))),
         memory => {
             let scratch = tempfile::Builder::new()
                 .prefix("runlog-logs-")

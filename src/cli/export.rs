@@ -9,7 +9,7 @@ use super::*;
 
 use runlog::export::{self, Protocol, Scope, Sink};
 use runlog::plan_tables::Demand;
-use runlog::Table;
+use runlog_core::table::Table;
 
 #[derive(Args)]
 pub struct ExportArgs {

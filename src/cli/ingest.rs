@@ -44,7 +44,7 @@ pub struct IngestArgs {
     /// one --append of the inputs once all N have landed (in any order, or at once); until
     /// then the fingerprint index stays as it was and another append is refused.
     #[arg(long, value_name = "I/N")]
-    pub shard: Option<runlog::shard::Shard>,
+    pub shard: Option<runlog_core::shard::Shard>,
     /// With --shard: when the warehouse holds a full ingest or shards of another N, drop
     /// them (without it, such a shard is refused).
     #[arg(long, requires = "shard")]
@@ -52,7 +52,7 @@ pub struct IngestArgs {
     /// The format of the input files (the same as --input-format): auto, runlog,
     /// harness, kestrel, codex, claude-code, anthropic, openai, gemini-cli.
     #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format, conflicts_with = "input_format")]
-    pub format: Option<runlog::import::Format>,
+    pub format: Option<runlog_core::import::Format>,
     /// Ingest through P partitions on disk (by hash of root), so that memory holds one
     /// partition's agents per thread at a time: peak memory stays under 1 GB at any input
     /// size. 0 ingests in memory. Default: in memory below 256 MiB of input, else one
@@ -250,7 +250,7 @@ fn report_append(
     Ok(())
 }
 
-fn print_summary(s: &runlog::Summary, warehouse: &Path) {
+fn print_summary(s: &runlog_core::Summary, warehouse: &Path) {
     let mut e = std::io::stderr();
     let _ = writeln!(
         e,

@@ -18,7 +18,7 @@ pub const SPILL_PURGE_DELAY_MS: std::ffi::c_long = 1000;
 /// partitions.
 pub(super) fn memory_for(
     spill_partitions: Option<usize>,
-    inputs: &runlog::ingest::Inputs,
+    inputs: &runlog_core::ingest::Inputs,
 ) -> Memory {
     let memory = match spill_partitions {
         Some(0) => Memory::InMemory,

@@ -4,14 +4,14 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use runlog::ingest::IngestOptions;
+use runlog_core::ingest::IngestOptions;
 
 use super::args::ReadArgs;
 
 /// Ingest options with a progress bar on a terminal.
 pub(super) fn ingest_options(
     read: &ReadArgs,
-    inputs: &runlog::ingest::Inputs,
+    inputs: &runlog_core::ingest::Inputs,
 ) -> (IngestOptions, Option<indicatif::ProgressBar>) {
     progress_options(read, || {
         inputs

@@ -16,10 +16,10 @@ use super::server::Response;
 use super::spool::{Spool, SpoolError};
 use super::CollectError;
 use crate::commit::GcPolicy;
-use crate::ingest::IngestOptions;
 use crate::objstore::{block_on, Root};
 use crate::pipeline::{self, CommitMode, Memory, WriteOptions, Written};
 use runlog_core::fingerprint::Change;
+use runlog_core::ingest::IngestOptions;
 
 /// When a batch is committed.
 #[derive(Debug, Clone, Copy)]
@@ -143,9 +143,9 @@ impl Batcher {
     /// format, whose roots and numbering depend on every file, so even an append would read
     /// every input again (docs/warehouse.md); a full ingest does that and writes each table
     /// as one file instead of 64 buckets' files (on 8,000 spans: 1.6 s against 3.7 s).
-    pub fn commit(&mut self) -> crate::Result<Written> {
+    pub fn commit(&mut self) -> crate::error::Result<Written> {
         let opts = IngestOptions {
-            format: crate::import::Format::Otlp,
+            format: runlog_core::import::Format::Otlp,
             ..Default::default()
         };
         let write = WriteOptions {

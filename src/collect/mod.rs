@@ -74,7 +74,7 @@ pub enum CollectError {
     #[error(transparent)]
     Spool(#[from] spool::SpoolError),
     #[error("committing the spool: {0}")]
-    Commit(#[from] crate::Error),
+    Commit(#[from] crate::error::Error),
 }
 
 /// The warehouse folder of `--warehouse` (a path or a `file://` URL), made absolute so

@@ -41,11 +41,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::objstore::{block_on, Root};
 use crate::store::TABLES;
-use crate::table::Table;
 use lock::Owner;
 pub use lock::WarehouseLock;
 pub use log::GcPolicy;
 pub use runlog_core::fingerprint::Fingerprint;
+use runlog_core::table::Table;
 
 /// The warehouse's commit record: which files make up each table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -78,6 +78,13 @@ pub struct Manifest {
     /// An open round of `ingest --append --shard I/N` (`None`: no round is open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<AppendRound>,
+}
+
+impl Manifest {
+    /// The files of `table` in this version (none when it has no such table).
+    pub fn files(&self, table: Table) -> &[String] {
+        self.tables.get(table.name()).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// An append shared by N shards (`ingest --append PATHS --shard I/N`), open until all N

@@ -4,7 +4,7 @@
 //! FNV-1a 64 (runlog's stable root hash, `shard::fnv1a64`), twice with different seeds for
 //! the 128-bit trace ids; never all zeros (an invalid id in OTLP).
 
-use crate::shard::{fnv1a64_more, FNV1A64_START};
+use runlog_core::shard::{fnv1a64_more, FNV1A64_START};
 
 /// What a span stands for: a turn, a model call, a tool call, a callback, a run attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

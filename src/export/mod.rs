@@ -37,7 +37,7 @@ pub use trace::Counts;
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error(transparent)]
-    Read(#[from] crate::Error),
+    Read(#[from] crate::error::Error),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

@@ -15,8 +15,8 @@ use super::events::events_batches;
 use super::schema::schema;
 use super::TABLES;
 use crate::error::{Error, Result};
-use crate::ingest::{FileSummary, Ingested};
-use crate::reduce::Derived;
+use runlog_core::ingest::{FileSummary, Ingested};
+use runlog_core::reduce::Derived;
 use runlog_core::table::{ColumnVisitor, Row, Table};
 
 // The string columns go over their rows twice: once for the bytes, so that the values buffer

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use super::batch::{batch, i, so, t};
 use super::EVENTS_BATCH_ROWS;
 use crate::error::Result;
-use crate::event::Voice;
-use crate::ingest::Ingested;
+use runlog_core::event::Voice;
+use runlog_core::ingest::Ingested;
 use runlog_core::table::{Table, EVENTS_COLUMNS};
 
 /// The `events` table of an ingest, in (root, seq) order, in batches.
@@ -49,11 +49,11 @@ impl<'a> EventColumns<'a> {
     }
 
     /// Every event, in table order (root, then seq).
-    pub(super) fn all_events(&self, ing: &'a Ingested) -> Vec<&'a crate::event::Event> {
+    pub(super) fn all_events(&self, ing: &'a Ingested) -> Vec<&'a runlog_core::event::Event> {
         ing.agents.iter().flat_map(|a| &a.events).collect()
     }
 
-    fn batch(&self, chunk: &[&crate::event::Event]) -> Result<RecordBatch> {
+    fn batch(&self, chunk: &[&runlog_core::event::Event]) -> Result<RecordBatch> {
         let (names, formats) = (&self.names, &self.formats);
         batch(
             Table::Events,
@@ -75,7 +75,10 @@ impl<'a> EventColumns<'a> {
 
     /// The columns of `chunk` written through the Arrow column writers, by name: `seq`, `ts`,
     /// `line` (the id columns and `data` are written as chunks of their own).
-    pub(super) fn unkeyed(&self, chunk: &[&crate::event::Event]) -> [(&'static str, ArrayRef); 3] {
+    pub(super) fn unkeyed(
+        &self,
+        chunk: &[&runlog_core::event::Event],
+    ) -> [(&'static str, ArrayRef); 3] {
         let n = chunk.len();
         let (mut seq, mut ts, mut line) = (
             Vec::with_capacity(n),
@@ -99,8 +102,8 @@ impl<'a> EventColumns<'a> {
 
     /// Every row's key of every id column of `chunk` (`EVENTS_KEYED_COLUMNS`), with the
     /// texts the keys point at, in one pass over the events.
-    pub(super) fn keys(&self, chunk: &[&'a crate::event::Event]) -> EventKeys<'a> {
-        use crate::event::Kind;
+    pub(super) fn keys(&self, chunk: &[&'a runlog_core::event::Event]) -> EventKeys<'a> {
+        use runlog_core::event::Kind;
         let n = chunk.len();
         let [mut roots, mut sessions, mut turns, mut kinds] = [(); 4].map(|_| IdKeys::default());
         let mut keys: [Vec<Option<u32>>; 6] = Default::default();
@@ -184,7 +187,7 @@ const ALL_VOICES: [Voice; 10] = [
 ];
 
 /// The keys of an id column written as a dictionary. Ids are shared pointers (see
-/// [`crate::event::Id`]), and consecutive events mostly name the same one, so a row costs a
+/// [`runlog_core::event::Id`]), and consecutive events mostly name the same one, so a row costs a
 /// pointer comparison; equal texts behind different pointers (ids of different files) are
 /// listed twice, which the dictionary chunk merges.
 struct IdKeys<'a> {
@@ -205,7 +208,7 @@ impl Default for IdKeys<'_> {
 
 impl<'a> IdKeys<'a> {
     #[inline]
-    fn key(&mut self, id: &'a crate::event::Id) -> u32 {
+    fn key(&mut self, id: &'a runlog_core::event::Id) -> u32 {
         let p = id.as_ptr();
         if p != self.last.0 {
             let next = self.texts.len() as u32;
@@ -223,8 +226,8 @@ impl<'a> IdKeys<'a> {
 /// A string column of events, its buffers allocated once at their exact size (growing
 /// them by doubling copied and touched up to twice the memory), as `so` does.
 fn exact<'e>(
-    chunk: &[&'e crate::event::Event],
-    get: impl Fn(&'e crate::event::Event) -> Option<&'e str>,
+    chunk: &[&'e runlog_core::event::Event],
+    get: impl Fn(&'e runlog_core::event::Event) -> Option<&'e str>,
 ) -> ArrayRef {
     so(chunk.iter().map(|&e| get(e)))
 }
@@ -246,8 +249,9 @@ mod tests {
                 ));
             }
         }
-        let fr = crate::ingest::read_stream(0, "x", log.as_bytes(), &Default::default()).unwrap();
-        let ing = crate::ingest::assemble(vec![fr]);
+        let fr =
+            runlog_core::ingest::read_stream(0, "x", log.as_bytes(), &Default::default()).unwrap();
+        let ing = runlog_core::ingest::assemble(vec![fr]);
         let whole = |rows| {
             let b = events_batches_sized(&ing, rows).unwrap();
             if rows < 120 {
@@ -290,12 +294,16 @@ mod tests {
                     ));
                 }
             }
-            let fr =
-                crate::ingest::read_stream(f as u32, name, log.as_bytes(), &Default::default())
-                    .unwrap();
+            let fr = runlog_core::ingest::read_stream(
+                f as u32,
+                name,
+                log.as_bytes(),
+                &Default::default(),
+            )
+            .unwrap();
             reads.push(fr);
         }
-        let ing = crate::ingest::assemble(reads);
+        let ing = runlog_core::ingest::assemble(reads);
         let plain = concat_batches(&schema(Table::Events), &events_batches(&ing).unwrap()).unwrap();
         assert_eq!(plain.num_rows(), 180);
         let dir = std::env::temp_dir().join(format!("runlog-keyed-{}", std::process::id()));

@@ -10,22 +10,21 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBat
 use datafusion::arrow::compute::{cast, concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Int64Type, TimestampMicrosecondType};
 
-use crate::commit::Manifest;
 use crate::error::{Error, Result};
-use crate::event::{Event, PayloadIndex};
-use crate::ingest::FileSummary;
 use crate::objstore::{block_on, Root};
+use runlog_core::event::{Event, PayloadIndex};
+use runlog_core::ingest::FileSummary;
 use runlog_core::table::Table;
 
-/// Reads a whole table of the version `m` with `decode`.
+/// Reads the Parquet files `files` of a table (a version's, `commit::Manifest::files`)
+/// with `decode`.
 pub fn read_table<T>(
     root: &Root,
-    m: &Manifest,
-    table: Table,
+    files: &[String],
     decode: impl Fn(&RecordBatch) -> Result<Vec<T>>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    for rel in m.tables.get(table.name()).into_iter().flatten() {
+    for rel in files {
         for b in read_parquet(root, rel)? {
             out.extend(decode(&b)?);
         }
@@ -33,9 +32,9 @@ pub fn read_table<T>(
     Ok(out)
 }
 
-/// The rows of the `files` table of the version `m`.
-pub fn read_files_table(root: &Root, m: &Manifest) -> Result<Vec<FileSummary>> {
-    read_table(root, m, Table::Files, files_from_batch)
+/// The rows of the `files` table in its Parquet files `files`.
+pub fn read_files_table(root: &Root, files: &[String]) -> Result<Vec<FileSummary>> {
+    read_table(root, files, files_from_batch)
 }
 
 /// One committed Parquet file's batches, through the warehouse's store.
@@ -237,7 +236,7 @@ pub fn files_from_batch(b: &RecordBatch) -> Result<Vec<FileSummary>> {
 }
 
 /// The rows of a `rejects` batch read back.
-pub fn rejects_from_batch(b: &RecordBatch) -> Result<Vec<crate::ingest::Reject>> {
+pub fn rejects_from_batch(b: &RecordBatch) -> Result<Vec<runlog_core::ingest::Reject>> {
     let t = Table::Rejects.name();
     let cols: Vec<ArrayRef> = ["file", "reason", "excerpt"]
         .iter()
@@ -247,7 +246,7 @@ pub fn rejects_from_batch(b: &RecordBatch) -> Result<Vec<crate::ingest::Reject>>
     let line = line.as_primitive::<Int64Type>();
     let s = |k: usize, i: usize| cols[k].as_string::<i32>().value(i).to_string();
     Ok((0..b.num_rows())
-        .map(|i| crate::ingest::Reject {
+        .map(|i| runlog_core::ingest::Reject {
             file: s(0, i),
             line: line.value(i).max(0) as u64,
             reason: s(1, i),

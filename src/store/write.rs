@@ -16,8 +16,8 @@ use super::events::{EventColumns, EVENTS_KEYED_COLUMNS};
 use super::schema::{schema, writer_props};
 use super::{EVENTS_BATCH_ROWS, EVENTS_MIN_PART_ROWS, PART_ROWS};
 use crate::error::{Error, Result};
-use crate::event::prefetched;
-use crate::ingest::Ingested;
+use runlog_core::event::prefetched;
+use runlog_core::ingest::Ingested;
 use runlog_core::table::Table;
 
 /// Writes one table's batches as one Parquet file.
@@ -116,7 +116,7 @@ pub fn write_events_parts(
         n => n.div_ceil(threads) * threads,
     };
     let per_part = all.len().div_ceil(parts).max(1);
-    let chunks: Vec<&[&crate::event::Event]> = if all.is_empty() {
+    let chunks: Vec<&[&runlog_core::event::Event]> = if all.is_empty() {
         vec![&all[..]]
     } else {
         all.chunks(per_part).collect()
@@ -145,7 +145,7 @@ thread_local! {
 fn write_events_part(
     path: &Path,
     cols: &EventColumns,
-    chunk: &[&crate::event::Event],
+    chunk: &[&runlog_core::event::Event],
 ) -> Result<()> {
     use super::dictionary_chunk::ChunkBytes;
     use datafusion::parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};

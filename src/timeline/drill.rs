@@ -152,7 +152,7 @@ pub fn page_file_name(root: &str) -> String {
     }
     if out.len() > 120 {
         out.truncate(96);
-        let _ = write!(out, "_h{:016x}", crate::shard::root_hash(root));
+        let _ = write!(out, "_h{:016x}", runlog_core::shard::root_hash(root));
     }
     out
 }
@@ -189,7 +189,7 @@ pub async fn write_html_dir(
         .map(|a| {
             let mut name = page_file_name(&a.root);
             if !used.insert(name.to_ascii_lowercase()) {
-                name = format!("{name}_h{:016x}", crate::shard::root_hash(&a.root));
+                name = format!("{name}_h{:016x}", runlog_core::shard::root_hash(&a.root));
                 used.insert(name.to_ascii_lowercase());
             }
             name

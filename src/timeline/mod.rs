@@ -21,9 +21,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::event::payload::{keys, Raw};
-use crate::event::{Event, Kind, Voice};
-use crate::reduce::{Derived, Reducer};
+use runlog_core::event::payload::{keys, Raw};
+use runlog_core::event::{Event, Kind, Voice};
+use runlog_core::reduce::{Derived, Reducer};
 
 pub use drill::{notable_agents, page_file_name, write_html_dir, DrillOptions, Notable};
 pub use svg::{render_page, PageOptions};

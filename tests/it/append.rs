@@ -292,7 +292,7 @@ fn appends_after_the_files_before_them_stay_incremental_with_anomalies() {
 
 fn appends_of_the_sample_logs_equal_a_full_ingest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
-    let logs = runlog::ingest::discover(&[root]).unwrap().0;
+    let logs = runlog_core::ingest::discover(&[root]).unwrap().0;
     for seed in [1, 2, 3] {
         check_split(&logs, seed, seed == 3, seed == 2, How::Single);
     }
@@ -353,7 +353,9 @@ fn count_events(wh: &Path) -> Option<u64> {
 /// A log generated with `opts` into `dir`: its files, in the order ingest reads them.
 fn generated_with(dir: &Path, opts: &GenOptions) -> Vec<PathBuf> {
     runlog_gen::write(opts, dir).unwrap();
-    runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
+    runlog_core::ingest::discover(&[dir.to_path_buf()])
+        .unwrap()
+        .0
 }
 
 /// The setting of the `kill -9` tests: a rotated log of 400 agents in 4 files under
@@ -424,7 +426,7 @@ fn eight_concurrent_appenders_all_land_one_version_each() {
     let local = dir.path().join("wh");
     let local_root = runlog::objstore::Root::open(&local).unwrap();
     for root in [&memory, &local_root] {
-        let io = runlog::IngestOptions::default();
+        let io = runlog_core::IngestOptions::default();
         let gc = runlog::commit::GcPolicy::default();
         runlog::append::append_at(root, &logs[..1], &io, gc).unwrap();
         std::thread::scope(|sc| {
@@ -662,7 +664,7 @@ fn sharded_appends_of_generated_logs_equal_a_full_ingest() {
 
 fn sharded_appends_of_the_sample_logs_equal_a_full_ingest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs");
-    let logs = runlog::ingest::discover(&[root]).unwrap().0;
+    let logs = runlog_core::ingest::discover(&[root]).unwrap().0;
     check_split(&logs, 4, false, true, How::Shards(2));
     check_split(&logs, 5, true, false, How::Concurrent(4));
 }
@@ -685,7 +687,7 @@ fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
     let local = dir.path().join("wh");
     let local_root = runlog::objstore::Root::open(&local).unwrap();
     for root in [&memory, &local_root] {
-        let io = runlog::IngestOptions::default();
+        let io = runlog_core::IngestOptions::default();
         let gc = runlog::commit::GcPolicy::default();
         runlog::append::append_at(root, &logs[..2], &io, gc).unwrap();
         std::thread::scope(|sc| {
@@ -693,7 +695,7 @@ fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
                 let io = io.clone();
                 let b = &logs[2..];
                 sc.spawn(move || {
-                    let shard = runlog::shard::Shard { index, count: 8 };
+                    let shard = runlog_core::shard::Shard { index, count: 8 };
                     let a = runlog::append::append_shard_at(root, b, &io, gc, Some(shard)).unwrap();
                     assert!(a.manifest.is_some(), "shard {index} landed");
                     assert_eq!(a.round.unwrap().ran, vec![index]);
@@ -808,7 +810,7 @@ fn tables_without_rows_are_readable_while_and_after_a_sharded_append() {
     let wh = dir.path().join("wh");
     ingest(std::slice::from_ref(&f), &wh, true);
     std::fs::write(&f, line(1) + &line(2) + &line(3)).unwrap();
-    let own = runlog::shard::Shard::of("r", 2);
+    let own = runlog_core::shard::Shard::of("r", 2);
     for i in [1 - own, own] {
         let o = stderr(&ok(shard_append(std::slice::from_ref(&f), &wh, i, 2, &[])
             .output()

@@ -11,7 +11,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
-use runlog::ingest::IngestOptions;
+use runlog_core::ingest::IngestOptions;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -113,7 +113,8 @@ pub(crate) async fn same_answers(local: &SessionContext, ballista: &SessionConte
 
 fn warehouse_of_samples(dir: &Path) -> PathBuf {
     let wh = dir.join("wh");
-    let loaded = runlog::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
+    let loaded =
+        runlog::loaded::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
     runlog::pipeline::write_batches(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)
         .unwrap();
     wh
@@ -147,7 +148,7 @@ async fn same_on_standalone_ballista() {
     // A warehouse of three shards, on Ballista, answers as the full one does locally.
     let sharded = dir.path().join("sharded");
     for i in [1, 2, 0] {
-        let shard = runlog::shard::Shard { index: i, count: 3 };
+        let shard = runlog_core::shard::Shard { index: i, count: 3 };
         let write = runlog::pipeline::WriteOptions {
             commit: runlog::pipeline::CommitMode::Shard {
                 shard,

@@ -223,7 +223,7 @@ fn lock_racer() {
     while held < RACE_ROUNDS {
         let lock = match runlog::commit::WarehouseLock::acquire(&dir) {
             Ok(l) => l,
-            Err(runlog::Error::Warehouse { .. }) => {
+            Err(runlog::error::Error::Warehouse { .. }) => {
                 std::thread::yield_now();
                 continue;
             }

@@ -42,6 +42,7 @@ mod damaged;
 mod export;
 mod golden;
 mod html;
+mod layers;
 mod queries;
 mod reliability;
 #[cfg(feature = "s3")]
@@ -102,6 +103,7 @@ fn main() {
     tests.extend(damaged::trials());
     tests.extend(export::trials());
     tests.extend(html::trials());
+    tests.extend(layers::trials());
     tests.extend(queries::trials());
     tests.extend(reliability::trials());
     #[cfg(feature = "s3")]

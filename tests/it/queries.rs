@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
-use runlog::ingest::IngestOptions;
+use runlog_core::ingest::IngestOptions;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -40,7 +40,8 @@ fn column_str(batches: &[RecordBatch], name: &str) -> Vec<String> {
 }
 
 fn every_ready_query_returns_rows_on_the_samples() {
-    let loaded = runlog::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
+    let loaded =
+        runlog::loaded::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let wh = dir.path().join("wh");
     runlog::pipeline::write_batches(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)

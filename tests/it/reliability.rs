@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use runlog::ingest::{IngestOptions, Ingested};
+use runlog_core::ingest::{IngestOptions, Ingested};
 
 fn line(root: &str, seq: u64) -> String {
     format!(
@@ -28,7 +28,7 @@ fn log(roots: usize, per_root: u64) -> String {
 }
 
 fn ingest(path: &Path, opts: &IngestOptions) -> Ingested {
-    runlog::ingest::ingest_paths(&[path.to_path_buf()], opts).expect("ingest")
+    runlog_core::ingest::ingest_paths(&[path.to_path_buf()], opts).expect("ingest")
 }
 
 fn gzip(data: &[u8]) -> Vec<u8> {
@@ -359,23 +359,27 @@ fn random_bytes_and_mutated_lines_never_panic_and_always_add_up() {
                 }
             }
         }
-        let _ = runlog::ingest::parse_line(&l);
+        let _ = runlog_core::ingest::parse_line(&l);
         corpus.extend_from_slice(&l);
         corpus.push(b'\n');
     }
     // The whole corpus as one stream, plain and gzipped: never a panic, always adds up.
     for bytes in [corpus.clone(), gzip(&corpus)] {
-        let fr =
-            runlog::ingest::read_stream(0, "fuzz", bytes.as_slice(), &IngestOptions::default())
-                .unwrap();
-        let ing = runlog::ingest::assemble(vec![fr]);
+        let fr = runlog_core::ingest::read_stream(
+            0,
+            "fuzz",
+            bytes.as_slice(),
+            &IngestOptions::default(),
+        )
+        .unwrap();
+        let ing = runlog_core::ingest::assemble(vec![fr]);
         let t = ing.totals();
         assert_eq!(t.lines, t.kept + t.duplicates + t.rejects);
         assert_eq!(
             t.lines + t.blank,
             corpus.iter().filter(|&&b| b == b'\n').count() as u64
         );
-        let d = runlog::reduce_all(&ing);
+        let d = runlog_core::reduce_all(&ing);
         assert!(runlog::store::all_batches(&ing, &d).is_ok());
     }
 }
@@ -390,9 +394,10 @@ fn one_seq_many_times_keeps_the_first_and_accounts_for_every_copy() {
     let two =
         r#"{"seq":2,"ts":"2026-11-03T10:00:01Z","root":"r","session":"r","type":"agent/idle"}"#;
     let text = [a, b, a, c, a, two].join("\n");
-    let fr = runlog::ingest::read_stream(0, "x.jsonl", text.as_bytes(), &IngestOptions::default())
-        .expect("read");
-    let ing = runlog::ingest::assemble(vec![fr]);
+    let fr =
+        runlog_core::ingest::read_stream(0, "x.jsonl", text.as_bytes(), &IngestOptions::default())
+            .expect("read");
+    let ing = runlog_core::ingest::assemble(vec![fr]);
     let evs = &ing.agents[0].events;
     assert_eq!(evs.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
     assert_eq!(

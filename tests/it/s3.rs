@@ -520,7 +520,7 @@ fn logs_and_full_ingest(
         ..Default::default()
     };
     runlog_gen::write(&opts, &out).unwrap();
-    let files: Vec<String> = runlog::ingest::discover(&[out])
+    let files: Vec<String> = runlog_core::ingest::discover(&[out])
         .unwrap()
         .0
         .iter()
@@ -546,7 +546,9 @@ fn clean_logs(dir: &Path, n: u32, seed: u64) -> Vec<std::path::PathBuf> {
         ..Default::default()
     };
     runlog_gen::write(&opts, dir).unwrap();
-    runlog::ingest::discover(&[dir.to_path_buf()]).unwrap().0
+    runlog_core::ingest::discover(&[dir.to_path_buf()])
+        .unwrap()
+        .0
 }
 
 /// The URL of the object that the file `f` of the local folder `folder` is uploaded to
@@ -771,7 +773,7 @@ fn racing_appenders_of_objects_download_each_object_once() {
         })
         .collect();
     let root = runlog::objstore::Root::in_memory("append-objects-race");
-    let io = runlog::IngestOptions::default();
+    let io = runlog_core::IngestOptions::default();
     let gc = runlog::commit::GcPolicy::default();
     let replanned: usize = std::thread::scope(|sc| {
         let runs: Vec<_> = urls

@@ -187,9 +187,9 @@ fn three_shards_in_scrambled_order_equal_one_full_ingest() {
         let roots = strings(&sharded, &c.tables["agents"], 0);
         assert!(!roots.is_empty());
         for r in roots {
-            assert_eq!(runlog::shard::Shard::of(&r, 3), i, "{r}");
+            assert_eq!(runlog_core::shard::Shard::of(&r, 3), i, "{r}");
         }
-        for t in runlog::shard::SHARED_TABLES {
+        for t in runlog_core::shard::SHARED_TABLES {
             let n = strings(&sharded, &c.tables[t.name()], 0).len();
             assert_eq!(n > 0, i == 0, "table {t} of shard {i} has {n} rows");
         }

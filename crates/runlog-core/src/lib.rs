@@ -12,25 +12,38 @@
 //! docs/semantics.md; its `rows` declare the derived tables) → [`summary`] (the
 //! accounting) → [`replay`] (timelines and snapshots of one agent, a live monitor).
 //!
-//! The rule: a module's code names (`crate::...`) only modules before it in this order,
-//! each by the module that defines the item, not through another module's re-export. (A
+//! The rule: modules are declared below in this order, and a module's code names
+//! (`crate::...`) only modules declared before it (the root crate's test `layers::*` checks
+//! it), each by the module that defines the item, not through another module's re-export. (A
 //! unit test may build its input with a later module: `event::payload`'s tests decode
 //! lines.) Production-like logs for tests, demos and benchmarks come from the `runlog-gen`
 //! crate, which depends on this one.
 
+// Layer order (each module names only those above it; rustfmt keeps groups apart).
+pub mod error;
+
+pub mod event;
+
+pub mod table;
+
+pub mod decode;
+
+pub mod import;
+
+pub mod shard;
+
+pub mod fingerprint;
+
+pub mod ingest;
+
+pub mod reduce;
+
+pub mod summary;
+
+pub mod replay;
+
 #[cfg(feature = "mimalloc")]
 pub mod alloc;
-pub mod decode;
-pub mod error;
-pub mod event;
-pub mod fingerprint;
-pub mod import;
-pub mod ingest;
-pub mod reduce;
-pub mod replay;
-pub mod shard;
-pub mod summary;
-pub mod table;
 
 pub use error::{Error, Location, Result};
 pub use event::Event;

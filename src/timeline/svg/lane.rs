@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::{fields, opt, stack, token, Page, CB_H, LANE_GAP, MARK_H, MIN_BAR, ROW_H, VOICE_H};
-use crate::event::format_ts;
 use crate::html::{escape, n, truncate};
-use crate::reduce::ToolCallRow;
 use crate::timeline::{DrawnVoice, ModelCall};
+use runlog_core::event::format_ts;
+use runlog_core::reduce::ToolCallRow;
 
 /// The fill class of a tool call's status.
 fn tool_class(status: Option<&str>) -> &'static str {

@@ -20,10 +20,10 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 
 use super::Timeline;
-use crate::event::format_ts;
 use crate::html::{escape, n, truncate};
 use assets::SCRIPT;
 use page::{details_json, draw, head, legend, notes};
+use runlog_core::event::format_ts;
 
 /// Options of one page.
 #[derive(Debug, Clone, Default)]

@@ -12,9 +12,9 @@ use super::{
     token, Page, PageOptions, AXIS_H, LANE_GAP, MAX_DETAIL_BYTES, MAX_MODEL_MARKS, MAX_TOOL_MARKS,
     ROW_H,
 };
-use crate::event::format_ts;
 use crate::html::{escape, n, truncate};
 use crate::timeline::Timeline;
+use runlog_core::event::format_ts;
 
 /// Draws the rows, the lanes and the spawn links, then the axis under them: the plot's
 /// height.

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use super::{dist, fields, opt, token, Page, AXIS_H, ROW_H};
-use crate::event::format_ts;
 use crate::html::{escape, n};
+use runlog_core::event::format_ts;
 
 pub(super) fn axis(p: &mut Page, height: f64) {
     let (first, last) = (p.t.first_seq, p.t.last_seq);
