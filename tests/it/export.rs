@@ -99,32 +99,11 @@ fn attr(span: &serde_json::Value, key: &str) -> Option<String> {
         .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
 }
 
-/// The error codes of docs/semantics.md §4.
-const CODES: &[&str] = &[
-    "completion_rejected",
-    "completion_unauthorized",
-    "completion_rate_limited",
-    "completion_unavailable",
-    "completion_timed_out",
-    "completion_context_too_large",
-    "completion_billing_denied",
-    "completion_failed",
-    "completion_failed_permanently",
-    "remote_session_failed",
-    "capability_execution_failed",
-    "tool_raised",
-    "tool_output_schema_mismatch",
-    "invalid_compaction_summary",
-    "compaction_request_too_large",
-    "compaction_replacement_too_large",
-    "turn_failed",
-];
-
 /// Error codes as runlog's OTLP importer reads them back: canonical codes stay, a provider's
 /// own code is translated, so only the canonical ones are compared one by one; the others'
 /// count must reappear as extra canonical ones.
 fn assert_codes_survive(what: &str, before: &BTreeMap<String, i64>, after: &BTreeMap<String, i64>) {
-    let canonical = |c: &str| CODES.contains(&c);
+    let canonical = |c: &str| runlog_core::reduce::rules::KNOWN_CODES.contains(&c);
     let total = |m: &BTreeMap<String, i64>| m.values().sum::<i64>();
     assert_eq!(
         total(before),
