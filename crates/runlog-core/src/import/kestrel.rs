@@ -158,19 +158,7 @@ impl KestrelImporter {
         sse_id: Option<String>,
     ) {
         if !rec.contains_key("type") && !rec.contains_key("payload") {
-            // SSE data holding the payload alone.
-            let mut env = Map::new();
-            if let Some(ty) = sse_type.clone() {
-                env.insert("type".into(), Value::String(ty));
-            }
-            if let Some(id) = sse_id {
-                env.insert("id".into(), Value::String(id));
-            }
-            if let Some(ts) = rec.get("ts").cloned() {
-                env.insert("ts".into(), ts);
-            }
-            env.insert("payload".into(), Value::Object(rec));
-            rec = env;
+            rec = sse_envelope(rec, sse_type.clone(), sse_id);
         }
         let ty = str_of(Some(&rec), "type")
             .map(str::to_string)
@@ -276,28 +264,7 @@ impl KestrelImporter {
             "run.tool.started" | "run.tool.completed" | "run.tool.failed"
                 if upd("toolCallId").is_some() =>
             {
-                let call_id = upd("toolCallId").unwrap_or_default();
-                let (kind, data) = match ty.as_str() {
-                    "run.tool.started" => (
-                        "tool/call",
-                        json!({
-                            "call_id": call_id,
-                            "name": upd("toolName"),
-                            "arguments": update.and_then(|u| u.get("input")).cloned().unwrap_or(Value::Null),
-                        }),
-                    ),
-                    "run.tool.completed" => {
-                        ("tool/result", json!({ "call_id": call_id, "status": "ok" }))
-                    }
-                    _ => {
-                        let mut d = json!({ "call_id": call_id, "status": "error" });
-                        if let Some(detail) = tool_error_detail(update.and_then(|u| u.get("error")))
-                        {
-                            d["detail"] = Value::String(detail);
-                        }
-                        ("tool/result", d)
-                    }
-                };
+                let (kind, data) = tool_event(&ty, update);
                 self.push(out, at, &session, turn, kind, data);
             }
             _ => {
@@ -549,6 +516,52 @@ impl Importer for KestrelImporter {
 
     fn finish(&mut self, out: &mut Vec<Event>) {
         self.flush_sse(out);
+    }
+}
+
+/// The envelope of an SSE record whose data holds the payload alone: its type and id from
+/// the SSE fields, its `ts` from the payload.
+fn sse_envelope(
+    rec: Map<String, Value>,
+    sse_type: Option<String>,
+    sse_id: Option<String>,
+) -> Map<String, Value> {
+    let mut env = Map::new();
+    if let Some(ty) = sse_type {
+        env.insert("type".into(), Value::String(ty));
+    }
+    if let Some(id) = sse_id {
+        env.insert("id".into(), Value::String(id));
+    }
+    if let Some(ts) = rec.get("ts").cloned() {
+        env.insert("ts".into(), ts);
+    }
+    env.insert("payload".into(), Value::Object(rec));
+    env
+}
+
+/// `run.tool.started` / `completed` / `failed` (`ty`) with its `update`: a tool call, or
+/// its result with status and error detail.
+fn tool_event(ty: &str, update: Option<&Map<String, Value>>) -> (&'static str, Value) {
+    let upd = |k: &str| str_of(update, k);
+    let call_id = upd("toolCallId").unwrap_or_default();
+    match ty {
+        "run.tool.started" => (
+            "tool/call",
+            json!({
+                "call_id": call_id,
+                "name": upd("toolName"),
+                "arguments": update.and_then(|u| u.get("input")).cloned().unwrap_or(Value::Null),
+            }),
+        ),
+        "run.tool.completed" => ("tool/result", json!({ "call_id": call_id, "status": "ok" })),
+        _ => {
+            let mut d = json!({ "call_id": call_id, "status": "error" });
+            if let Some(detail) = tool_error_detail(update.and_then(|u| u.get("error"))) {
+                d["detail"] = Value::String(detail);
+            }
+            ("tool/result", d)
+        }
     }
 }
 
