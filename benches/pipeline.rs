@@ -100,7 +100,7 @@ fn bench_end_to_end(c: &mut Criterion) {
     g.bench_function("load+batches", |b| {
         b.iter(|| {
             let loaded =
-                runlog::loaded::load(std::slice::from_ref(&path), &IngestOptions::default())
+                runlog::pipeline::load(std::slice::from_ref(&path), &IngestOptions::default())
                     .expect("load");
             loaded.batches().expect("batches").len()
         })
@@ -109,7 +109,7 @@ fn bench_end_to_end(c: &mut Criterion) {
         let wh = dir.path().join("wh");
         b.iter(|| {
             let loaded =
-                runlog::loaded::load(std::slice::from_ref(&path), &IngestOptions::default())
+                runlog::pipeline::load(std::slice::from_ref(&path), &IngestOptions::default())
                     .expect("load");
             let batches = loaded.batches().expect("batches");
             runlog::pipeline::write_batches(&wh, &batches, serde_json::Value::Null).expect("write")

@@ -65,24 +65,35 @@ pub fn resolve(locations: &[PathBuf]) -> Result<Resolved> {
 
 /// [`resolve`], reporting the downloads to `progress` as they go.
 pub fn resolve_with(locations: &[PathBuf], progress: Option<DownloadProgress>) -> Result<Resolved> {
-    if !locations.iter().any(|l| objstore::is_supported_remote(l)) {
+    fetch(&list(locations)?, progress)
+}
+
+/// The inputs `sources` lists, ready to read: local files as they are, objects downloaded
+/// (reported to `progress` as they go).
+pub fn fetch(sources: &Sources, progress: Option<DownloadProgress>) -> Result<Resolved> {
+    let local = || {
+        sources.files.iter().filter_map(|s| match s {
+            Source::Local(i) => Some(i.clone()),
+            Source::Object(_) => None,
+        })
+    };
+    if sources.objects().next().is_none() {
         return Ok(Resolved {
-            inputs: Inputs::discover(&local_paths(locations)?)?,
+            inputs: Inputs {
+                files: local().collect(),
+                skipped: sources.skipped.clone(),
+            },
             stamps: BTreeMap::new(),
             _downloads: None,
         });
     }
-    let sources = list(locations)?;
     let downloads = Downloads::with_progress(progress);
     let objects: Vec<&StoreObject> = sources.objects().collect();
     let mut files = downloads.fetch(&objects)?;
-    files.extend(sources.files.iter().filter_map(|s| match s {
-        Source::Local(i) => Some(i.clone()),
-        Source::Object(_) => None,
-    }));
+    files.extend(local());
     let inputs = Inputs::merge([Inputs {
         files,
-        skipped: sources.skipped,
+        skipped: sources.skipped.clone(),
     }]);
     Ok(Resolved {
         inputs,
@@ -117,6 +128,14 @@ impl Source {
         }
     }
 
+    /// Its bytes: a local file's size on disk (0 when unreadable), an object's as listed.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Source::Local(i) => std::fs::metadata(&i.path).map_or(0, |m| m.len()),
+            Source::Object(o) => o.stamp.size,
+        }
+    }
+
     /// Its name relative to the folder or prefix named (see [`runlog_core::ingest::relative_name`]).
     pub fn rel(&self) -> &str {
         match self {
@@ -146,13 +165,7 @@ impl Sources {
 
     /// Their bytes: local files' sizes on disk, objects' as listed.
     pub fn bytes(&self) -> u64 {
-        self.files
-            .iter()
-            .map(|s| match s {
-                Source::Local(i) => std::fs::metadata(&i.path).map_or(0, |m| m.len()),
-                Source::Object(o) => o.stamp.size,
-            })
-            .sum()
+        self.files.iter().map(Source::bytes).sum()
     }
 }
 

@@ -1,16 +1,22 @@
-//! The write pipeline: the one way logs become a warehouse.
+//! The pipeline: the one way logs become tables. [`run`] takes the listed inputs
+//! ([`crate::inputs::list`]), the read options and a [`Target`]:
 //!
-//! [`ingest`] takes the inputs, the read options and a [`WriteOptions`]: *how* to commit
-//! ([`CommitMode`]: replace everything, or one shard's entry) and *how much memory* to use
-//! (all in memory, or spilled through partitions on disk for inputs larger than memory,
-//! see [`runlog_core::ingest::spill`]). Every mode goes the same way:
+//! - **tables** for `query`, `report` and `replay` over log PATHs: in memory
+//!   ([`crate::loaded::Loaded`]), or, for inputs larger than memory, spilled through
+//!   partitions on disk (see [`runlog_core::ingest::spill`]) into a temporary warehouse;
+//! - **a warehouse**, committed as [`CommitMode`] says: replacing everything, one shard's
+//!   entry (`--shard I/N`), or appended to (`--append`, [`crate::append`]: only what is new
+//!   is read).
+//!
+//! Every mode goes the same way:
 //!
 //! 1. read, validate, order and reduce (`runlog_core`);
 //! 2. refuse the ingest when it has more rejects than `--max-rejects` allows — checked here
 //!    and only here, before anything is written where the count is known then (in memory),
 //!    else before the commit;
 //! 3. write the Parquet files through one [`Staged`] write (`crate::store` encodes them);
-//! 4. commit (`crate::commit`): one atomic manifest rename.
+//! 4. commit (`crate::commit`): one atomic manifest rename, with the fingerprint index
+//!    ([`commit::index`]) a later append plans on.
 //!
 //! An error or a refusal at any step drops the [`Staged`] write, which removes every file
 //! and folder it made: the warehouse is left exactly as it was.
@@ -21,15 +27,199 @@ use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::RecordBatch;
 
+use crate::append::{self, Appended};
 use crate::commit::shards::{self, ShardStatus};
 use crate::commit::{self, GcPolicy, Manifest, Staged};
 use crate::error::{Error, Result};
+use crate::inputs::{self, DownloadProgress, Resolved, Sources};
+use crate::loaded::Loaded;
+use crate::objstore::Root;
 use crate::store::{self, TABLES};
 use runlog_core::ingest::{self, IngestOptions, Ingested, Inputs};
 use runlog_core::reduce::Derived;
 use runlog_core::shard::{Shard, SHARED_TABLES};
 use runlog_core::table::Table;
-use runlog_core::{reduce_parts, summarize, Summary};
+use runlog_core::{reduce_all, reduce_parts, summarize, Summary};
+
+/// What [`run`] makes of the logs.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// The tables, to query: in memory, or through `memory`'s spill partitions into a
+    /// temporary warehouse (removed when dropped); with `shard`, only that shard's agents
+    /// (the file accounting and rejects stay those of the whole input).
+    Tables {
+        memory: Memory,
+        shard: Option<Shard>,
+    },
+    /// The warehouse at `at` (a folder, or a store's URL for an append), committed as
+    /// `write.commit` says.
+    Warehouse {
+        at: &'a Path,
+        write: &'a WriteOptions,
+    },
+}
+
+/// The tables [`Target::Tables`] made.
+pub enum Tables {
+    /// In memory.
+    Loaded(Box<Loaded>),
+    /// Spilled: a temporary warehouse holding them, removed when dropped.
+    Stored(tempfile::TempDir),
+}
+
+/// What [`run`] made.
+pub enum Made {
+    Tables(Tables),
+    /// A full or shard commit.
+    Written(Box<Written>),
+    /// An append.
+    Appended(Box<Appended>),
+}
+
+impl Made {
+    /// What it is, in words (for an error that expected another).
+    fn what(&self) -> &'static str {
+        match self {
+            Made::Tables(_) => "tables",
+            Made::Written(_) => "a full or shard commit",
+            Made::Appended(_) => "an append",
+        }
+    }
+
+    fn expected(self, what: &str) -> Error {
+        Error::Invalid(format!("expected {what}, made {}", self.what()))
+    }
+
+    /// The tables of a [`Target::Tables`] run.
+    pub fn into_tables(self) -> Result<Tables> {
+        match self {
+            Made::Tables(t) => Ok(t),
+            other => Err(other.expected("tables")),
+        }
+    }
+
+    /// The commit of a full or shard run.
+    pub fn into_written(self) -> Result<Written> {
+        match self {
+            Made::Written(w) => Ok(*w),
+            other => Err(other.expected("a full or shard commit")),
+        }
+    }
+
+    /// What an append did.
+    pub fn into_appended(self) -> Result<Appended> {
+        match self {
+            Made::Appended(a) => Ok(*a),
+            other => Err(other.expected("an append")),
+        }
+    }
+}
+
+/// Reads the listed `sources` and makes `target` of them (see the module documentation).
+/// Objects in stores are downloaded as the target needs them (an append only those its
+/// fingerprint index does not know unchanged), reported to `downloads`.
+pub fn run(
+    sources: &Sources,
+    opts: &IngestOptions,
+    target: Target,
+    downloads: Option<DownloadProgress>,
+) -> Result<Made> {
+    if let Target::Warehouse { at, write } = target {
+        if let CommitMode::Append { shard } = write.commit {
+            let root = Root::open(at)?;
+            let a = append::append(&root, sources, opts, write.gc, shard, downloads)?;
+            return Ok(Made::Appended(Box::new(a)));
+        }
+    }
+    let resolved = inputs::fetch(sources, downloads)?;
+    match target {
+        Target::Tables {
+            memory: Memory::InMemory,
+            shard,
+        } => {
+            let loaded = load_resolved(&resolved, opts, shard)?;
+            Ok(Made::Tables(Tables::Loaded(Box::new(loaded))))
+        }
+        Target::Tables { memory, shard } => {
+            let scratch = tempfile::Builder::new()
+                .prefix("runlog-logs-")
+                .tempdir()
+                .map_err(|e| {
+                    Error::Invalid(format!(
+                        "making a temporary warehouse (set TMPDIR to choose where): {e}"
+                    ))
+                })?;
+            let write = WriteOptions {
+                commit: match shard {
+                    Some(shard) => CommitMode::Shard {
+                        shard,
+                        reshard: false,
+                    },
+                    None => CommitMode::Full,
+                },
+                memory,
+                max_rejects: None,
+                gc: GcPolicy::default(),
+            };
+            ingest_resolved(&resolved, opts, scratch.path(), &write)?;
+            Ok(Made::Tables(Tables::Stored(scratch)))
+        }
+        Target::Warehouse { at, write } => Ok(Made::Written(Box::new(ingest_resolved(
+            &resolved, opts, at, write,
+        )?))),
+    }
+}
+
+/// [`run`] of the local files and folders `paths` into tables in memory (tests, benchmarks
+/// and library users reading a few logs).
+pub fn load(paths: &[PathBuf], opts: &IngestOptions) -> Result<Loaded> {
+    let target = Target::Tables {
+        memory: Memory::InMemory,
+        shard: None,
+    };
+    match run(&inputs::list(paths)?, opts, target, None)?.into_tables()? {
+        Tables::Loaded(l) => Ok(*l),
+        Tables::Stored(_) => Err(Error::Invalid("expected tables in memory".into())),
+    }
+}
+
+/// [`run`] of `paths` into the warehouse folder `warehouse` as a full or shard commit.
+pub fn ingest(
+    paths: &[PathBuf],
+    opts: &IngestOptions,
+    warehouse: &Path,
+    w: &WriteOptions,
+) -> Result<Written> {
+    let target = Target::Warehouse {
+        at: warehouse,
+        write: w,
+    };
+    run(&inputs::list(paths)?, opts, target, None)?.into_written()
+}
+
+/// Reads, validates, orders and reduces resolved inputs in memory.
+fn load_resolved(
+    resolved: &Resolved,
+    opts: &IngestOptions,
+    shard: Option<Shard>,
+) -> Result<Loaded> {
+    let start = Instant::now();
+    let mut ingested = ingest::ingest_inputs(&resolved.inputs, opts)?;
+    if let Some(s) = shard {
+        ingested.retain_shard(&s);
+    }
+    let derived = reduce_all(&ingested);
+    let summary = summarize(
+        &ingested,
+        derived.intervals.len() as u64,
+        start.elapsed().as_secs_f64(),
+    );
+    Ok(Loaded {
+        ingested,
+        derived,
+        summary,
+    })
+}
 
 /// How an ingest commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +229,9 @@ pub enum CommitMode {
     /// Keep only this shard's agents and replace only its entry (`--shard I/N`); with
     /// `reshard`, drop a full ingest or shards of another N first.
     Shard { shard: Shard, reshard: bool },
+    /// Add what is new since the last commit (`--append`, [`crate::append`]); with
+    /// `shard`, one shard of an append round (`--append --shard I/N`).
+    Append { shard: Option<Shard> },
 }
 
 /// How much memory an ingest holds.
@@ -65,20 +258,21 @@ impl Memory {
     /// The default for these inputs: in memory below [`SPILL_FROM_BYTES`], else one partition per
     /// [`SPILL_PARTITION_BYTES`] (gzip and zstd files counted at 8 times their size).
     pub fn auto(paths: &[PathBuf]) -> Memory {
-        match Inputs::discover(paths) {
-            Ok(inputs) => Memory::auto_for(&inputs),
+        match inputs::list(paths) {
+            Ok(sources) => Memory::auto_for(&sources),
             Err(_) => Memory::InMemory,
         }
     }
 
-    /// [`Memory::auto`] for inputs already resolved.
-    pub fn auto_for(inputs: &Inputs) -> Memory {
-        let bytes: u64 = inputs
+    /// [`Memory::auto`] for inputs already listed: local files' sizes on disk, objects'
+    /// as listed.
+    pub fn auto_for(sources: &Sources) -> Memory {
+        let bytes: u64 = sources
             .files
             .iter()
-            .map(|f| {
-                let len = std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
-                let name = &f.name;
+            .map(|s| {
+                let name = s.name();
+                let len = s.bytes();
                 if name.ends_with(".gz") || name.ends_with(".zst") {
                     len * 8
                 } else {
@@ -149,31 +343,11 @@ pub struct Written {
     pub manifest: Manifest,
 }
 
-/// Reads `paths` and commits every table into `warehouse` (see the module documentation).
-pub fn ingest(
-    paths: &[PathBuf],
-    opts: &IngestOptions,
-    warehouse: &Path,
-    w: &WriteOptions,
-) -> Result<Written> {
-    ingest_inputs(&Inputs::discover(paths)?, opts, warehouse, w)
-}
-
-/// [`ingest`] of inputs already resolved ([`crate::inputs::resolve`]: local files and
-/// objects downloaded from stores, each shown by its own name).
-pub fn ingest_inputs(
-    inputs: &Inputs,
-    opts: &IngestOptions,
-    warehouse: &Path,
-    w: &WriteOptions,
-) -> Result<Written> {
-    ingest_stamped(inputs, &BTreeMap::new(), opts, warehouse, w)
-}
-
-/// [`ingest_inputs`] of resolved inputs, the objects' stamps recorded in the fingerprint
-/// index (so that a later `--append` of the same prefix need not download them again).
-pub fn ingest_resolved(
-    resolved: &crate::inputs::Resolved,
+/// A full or shard commit of resolved inputs, the objects' stamps recorded in the
+/// fingerprint index (so that a later `--append` of the same prefix need not download them
+/// again).
+fn ingest_resolved(
+    resolved: &Resolved,
     opts: &IngestOptions,
     warehouse: &Path,
     w: &WriteOptions,
@@ -196,6 +370,11 @@ fn ingest_stamped(
             shards::precheck(warehouse, shard, reshard)?;
             Some(shard)
         }
+        CommitMode::Append { .. } => {
+            return Err(Error::Invalid(
+                "an append plans on the warehouse's index: run it through pipeline::run".into(),
+            ))
+        }
     };
     // The fingerprint index, so that a later `--append` knows what was read (shards
     // record none).
@@ -212,10 +391,10 @@ fn ingest_stamped(
     summary.mb_per_s = summary.bytes as f64 / 1e6 / summary.seconds.max(1e-9);
     let value = serde_json::to_value(&summary)?;
     let (manifest, shard_status) = match w.commit {
-        CommitMode::Full => {
+        CommitMode::Full | CommitMode::Append { .. } => {
             let index = match index {
                 Some(index) => index,
-                None => crate::append::fingerprints(inputs, &summary.per_file, stamps)?,
+                None => commit::index::fingerprints(inputs, &summary.per_file, stamps)?,
             };
             (
                 commit::commit_full(staged, files, value, index, w.gc)?,
@@ -301,7 +480,7 @@ fn in_memory(
         },
         || {
             stamps
-                .map(|st| crate::append::fingerprints(inputs, &ingested.files, st))
+                .map(|st| commit::index::fingerprints(inputs, &ingested.files, st))
                 .transpose()
         },
     );

@@ -255,7 +255,7 @@ mod tests {
         };
         runlog_gen::write(&opts, dir.path()).unwrap();
         let paths = [dir.path().to_path_buf()];
-        let whole = crate::loaded::load(&paths, &Default::default()).unwrap();
+        let whole = crate::pipeline::load(&paths, &Default::default()).unwrap();
         let all = crate::query::context_from_batches(whole.batches().unwrap()).unwrap();
         let finish = std::fs::read_to_string("queries/finish_reasons.sql").unwrap();
         let mut sqls: Vec<String> = vec![
@@ -275,7 +275,7 @@ mod tests {
                 ..Default::default()
             };
             kept_some += usize::from(d.keep().is_some());
-            let some = crate::loaded::load(&paths, &opts).unwrap();
+            let some = crate::pipeline::load(&paths, &opts).unwrap();
             let ctx = d.context(&some).unwrap();
             let show = |ctx: &SessionContext| {
                 let (_, b) = rt.block_on(crate::query::run_sql(ctx, sql)).unwrap();

@@ -57,8 +57,8 @@ mod full;
 mod incremental;
 mod land;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -69,7 +69,7 @@ use crate::inputs::{self, Downloads, Source, Sources, StoreObject};
 use crate::objstore::{block_on, Root};
 use crate::store::TABLES;
 use runlog_core::fingerprint::{scan, Change, Fingerprint, ObjectStamp, Scan};
-use runlog_core::ingest::{self, FileSummary, IngestOptions, Ingested};
+use runlog_core::ingest::{self, IngestOptions, Ingested};
 use runlog_core::shard::{root_hash, Shard, SHARED_TABLES};
 use runlog_core::table::Table;
 use runlog_core::Summary;
@@ -172,53 +172,11 @@ fn list(v: &[u32]) -> String {
         .join(",")
 }
 
-/// Appends the inputs at `locations` (local files and folders, objects and prefixes in
-/// stores) to the warehouse at `warehouse` (created when missing).
+/// Appends the listed `sources` ([`inputs::list`]) to the warehouse at `root` (created
+/// when missing); with `shard`, as that shard of an append round. Objects are downloaded to
+/// a temporary folder, removed when the append ends (or fails), and reported to `progress`
+/// as they go. The pipeline's [`crate::pipeline::run`] is the way in.
 pub fn append(
-    locations: &[PathBuf],
-    opts: &IngestOptions,
-    warehouse: &Path,
-    gc: GcPolicy,
-) -> Result<Appended> {
-    append_at(&Root::open(warehouse)?, locations, opts, gc)
-}
-
-/// [`append`] into a warehouse already opened (any store).
-pub fn append_at(
-    root: &Root,
-    locations: &[PathBuf],
-    opts: &IngestOptions,
-    gc: GcPolicy,
-) -> Result<Appended> {
-    append_shard_at(root, locations, opts, gc, None)
-}
-
-/// [`append_at`] as shard `shard` of an append round (`ingest --append --shard I/N`;
-/// `None`: the whole append, or the missing shards of a round open for the same inputs).
-pub fn append_shard_at(
-    root: &Root,
-    locations: &[PathBuf],
-    opts: &IngestOptions,
-    gc: GcPolicy,
-    shard: Option<Shard>,
-) -> Result<Appended> {
-    append_sources(root, &inputs::list(locations)?, opts, gc, shard)
-}
-
-/// [`append_shard_at`] of inputs already listed ([`inputs::list`]). Objects are
-/// downloaded to a temporary folder, removed when the append ends (or fails).
-pub fn append_sources(
-    root: &Root,
-    sources: &Sources,
-    opts: &IngestOptions,
-    gc: GcPolicy,
-    shard: Option<Shard>,
-) -> Result<Appended> {
-    append_sources_with(root, sources, opts, gc, shard, None)
-}
-
-/// [`append_sources`], reporting the downloads of objects to `progress` as they go.
-pub fn append_sources_with(
     root: &Root,
     sources: &Sources,
     opts: &IngestOptions,
@@ -257,28 +215,6 @@ pub fn append_sources_with(
         "{MAX_ATTEMPTS} other commits landed while this append was planning; nothing was \
          committed: run it again"
     )))
-}
-
-/// The fingerprints of a full ingest's inputs (`files`: its accounting, by name), keyed by
-/// the names the tables give them (an object's URL, read from its local copy).
-/// `stamps`: what the store said of each object read, by URL.
-pub fn fingerprints(
-    inputs: &ingest::Inputs,
-    files: &[FileSummary],
-    stamps: &BTreeMap<String, ObjectStamp>,
-) -> Result<BTreeMap<String, Fingerprint>> {
-    let by_name: HashMap<&str, &FileSummary> = files.iter().map(|f| (f.file.as_str(), f)).collect();
-    inputs
-        .files
-        .par_iter()
-        .filter_map(|i| Some((i, *by_name.get(i.name.as_str())?)))
-        .map(|(i, f)| {
-            let s = scan(&i.path, None).map_err(|e| Error::io(&i.name, e))?;
-            let mut fp = Fingerprint::new(&s, f.lines + f.blank, &f.format, &i.rel);
-            fp.object = stamps.get(&i.name).cloned();
-            Ok((i.name.clone(), fp))
-        })
-        .collect()
 }
 
 /// One input file of this run.

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
-use runlog::pipeline::{CommitMode, Memory, WriteOptions};
+use anyhow::{bail, Result};
+use runlog::pipeline::{Tables, Target};
 
 use super::args::{EngineArgs, EngineName, Source};
 use super::memory::memory_for;
-use super::progress::{download_progress, ingest_options};
+use super::progress::{download_progress, progress_options};
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
@@ -67,11 +67,11 @@ pub(super) fn context(
             Ok(runlog::query::context_from_warehouse(w)?.into())
         }
         None => match read_logs(source, paths, demand.and_then(|d| d.keep()))? {
-            Logs::Loaded(loaded) => match demand {
+            Tables::Loaded(loaded) => match demand {
                 Some(d) => Ok(d.context(&loaded)?.into()),
                 None => Ok(runlog::query::context_from_batches(loaded.batches()?)?.into()),
             },
-            Logs::Stored(scratch) => Ok(QueryContext {
+            Tables::Stored(scratch) => Ok(QueryContext {
                 ctx: runlog::query::context_from_warehouse(scratch.path())?,
                 _scratch: Some(Arc::new(scratch)),
             }),
@@ -79,47 +79,30 @@ pub(super) fn context(
     }
 }
 
-/// Log PATHs read for `query`, `report` or `replay`: in memory, or, when they are large
-/// ([`memory_for`]), through spill partitions into a temporary warehouse (removed when
-/// dropped), so that reading 2 GB of logs holds about what an ingest of them does.
-pub(super) enum Logs {
-    Loaded(Box<runlog::loaded::Loaded>),
-    Stored(tempfile::TempDir),
-}
-
+/// Log PATHs read for `query`, `report` or `replay` ([`runlog::pipeline::run`]): in
+/// memory, or, when they are large ([`memory_for`]), through spill partitions into a
+/// temporary warehouse (removed when dropped), so that reading 2 GB of logs holds about
+/// what an ingest of them does.
 pub(super) fn read_logs(
     source: &Source,
     paths: &[PathBuf],
     keep: Option<runlog_core::event::KindSet>,
-) -> Result<Logs> {
+) -> Result<Tables> {
     if paths.is_empty() {
         bail!("give log PATHs or --warehouse DIR");
     }
-    let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
-    let (mut opts, bar) = ingest_options(&source.read, &resolved.inputs);
+    let sources = runlog::inputs::list(paths)?;
+    let (mut opts, bar) = progress_options(&source.read, || sources.bytes());
     opts.keep = keep;
-    let logs = match memory_for(source.spill_partitions, &resolved.inputs) {
-        Memory::InMemory => runlog::loaded::load_inputs(&resolved.inputs, &opts, None)
-            .map(|l| Logs::Loaded(Box::new(l))),
-        memory => {
-            let scratch = tempfile::Builder::new()
-                .prefix("runlog-logs-")
-                .tempdir()
-                .context("making a temporary warehouse (set TMPDIR to choose where)")?;
-            let write = WriteOptions {
-                commit: CommitMode::Full,
-                memory,
-                max_rejects: None,
-                gc: runlog::commit::GcPolicy::default(),
-            };
-            runlog::pipeline::ingest_resolved(&resolved, &opts, scratch.path(), &write)
-                .map(|_| Logs::Stored(scratch))
-        }
+    let target = Target::Tables {
+        memory: memory_for(source.spill_partitions, &sources),
+        shard: None,
     };
+    let made = runlog::pipeline::run(&sources, &opts, target, download_progress(false, None));
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(logs?)
+    Ok(made?.into_tables()?)
 }
 
 /// A context for the chosen engine: the local one over a warehouse or logs, or Ballista

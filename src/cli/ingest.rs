@@ -6,11 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use runlog::pipeline::{CommitMode, MaxRejects, Memory, WriteOptions};
+use runlog::pipeline::{CommitMode, Made, MaxRejects, Memory, Target, WriteOptions};
 
-use super::{
-    download_progress, ingest_options, memory_for, parse_format, progress_options, ReadArgs,
-};
+use super::{download_progress, memory_for, parse_format, progress_options, ReadArgs};
 
 #[derive(Args)]
 pub struct IngestArgs {
@@ -109,41 +107,47 @@ pub fn run(args: IngestArgs) -> Result<()> {
         keep_versions: keep_versions as usize,
         retention,
     };
-    if append {
-        // Listed, not downloaded: the append downloads only the objects its index does not
-        // know unchanged (docs/warehouse.md).
-        let sources = runlog::inputs::list(&paths)?;
-        let (opts, bar) = progress_options(&read, || sources.bytes());
-        // The download bar is drawn above the reading bar while objects download.
-        let multi = indicatif::MultiProgress::new();
-        let bar = bar.map(|b| multi.add(b));
-        let downloads = download_progress(quiet, Some(&multi));
-        let appended = runlog::objstore::Root::open(&warehouse).and_then(|root| {
-            runlog::append::append_sources_with(&root, &sources, &opts, gc, shard, downloads)
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        return report_append(&appended?, &warehouse, quiet, summary_json.as_deref());
-    }
-    let resolved = runlog::inputs::resolve_with(&paths, download_progress(quiet, None))?;
-    let memory = memory_for(spill_partitions, &resolved.inputs);
+    let commit = if append {
+        CommitMode::Append { shard }
+    } else if let Some(shard) = shard {
+        CommitMode::Shard { shard, reshard }
+    } else {
+        CommitMode::Full
+    };
+    // Listed, not downloaded: the pipeline downloads what the commit needs (an append only
+    // the objects its index does not know unchanged, docs/warehouse.md).
+    let sources = runlog::inputs::list(&paths)?;
+    let memory = memory_for(spill_partitions, &sources);
     let write = WriteOptions {
-        commit: match shard {
-            Some(shard) => CommitMode::Shard { shard, reshard },
-            None => CommitMode::Full,
-        },
+        commit,
         memory,
         max_rejects: max_rejects.map(MaxRejects),
         gc,
     };
-    let (opts, bar) = ingest_options(&read, &resolved.inputs);
-    let written = runlog::pipeline::ingest_resolved(&resolved, &opts, &warehouse, &write);
-    drop(resolved);
+    let (opts, bar) = progress_options(&read, || sources.bytes());
+    // The download bar is drawn above the reading bar while objects download.
+    let multi = indicatif::MultiProgress::new();
+    let bar = bar.map(|b| multi.add(b));
+    let target = Target::Warehouse {
+        at: &warehouse,
+        write: &write,
+    };
+    let made = runlog::pipeline::run(
+        &sources,
+        &opts,
+        target,
+        download_progress(quiet, Some(&multi)),
+    );
+    drop(sources);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let written = written?;
+    let written = match made? {
+        Made::Appended(a) => {
+            return report_append(&a, &warehouse, quiet, summary_json.as_deref());
+        }
+        made => made.into_written()?,
+    };
     if !quiet {
         print_summary(&written.summary, &warehouse);
         if let Memory::Spilled(p) = memory {

@@ -18,12 +18,12 @@ pub const SPILL_PURGE_DELAY_MS: std::ffi::c_long = 1000;
 /// partitions.
 pub(super) fn memory_for(
     spill_partitions: Option<usize>,
-    inputs: &runlog_core::ingest::Inputs,
+    sources: &runlog::inputs::Sources,
 ) -> Memory {
     let memory = match spill_partitions {
         Some(0) => Memory::InMemory,
         Some(p) => Memory::Spilled(p),
-        None => Memory::auto_for(inputs),
+        None => Memory::auto_for(sources),
     };
     if let Memory::Spilled(_) = memory {
         // Partitions come and go one after another: freed memory goes back to the OS, or

@@ -31,9 +31,10 @@ use runlog::query::OutputFormat;
 use args::{
     parse_format, EngineArgs, EngineName, Format, ReadArgs, ReportFormat, Source, WindowArgs,
 };
-use engine::{engine_context, read_logs, runtime, Logs};
+use engine::{engine_context, read_logs, runtime};
 use memory::memory_for;
-use progress::{download_progress, ingest_options, progress_options};
+use progress::{download_progress, progress_options};
+use runlog::pipeline::Tables;
 
 #[derive(Parser)]
 #[command(

@@ -8,21 +8,6 @@ use runlog_core::ingest::IngestOptions;
 
 use super::args::ReadArgs;
 
-/// Ingest options with a progress bar on a terminal.
-pub(super) fn ingest_options(
-    read: &ReadArgs,
-    inputs: &runlog_core::ingest::Inputs,
-) -> (IngestOptions, Option<indicatif::ProgressBar>) {
-    progress_options(read, || {
-        inputs
-            .files
-            .iter()
-            .filter_map(|f| std::fs::metadata(&f.path).ok())
-            .map(|m| m.len())
-            .sum()
-    })
-}
-
 /// The read options, with a progress bar over `total` bytes on a terminal.
 pub(super) fn progress_options(
     read: &ReadArgs,

@@ -53,14 +53,14 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             runtime()?.block_on(runlog::replay::events_from_warehouse(w, &root))?
         }
         None => match read_logs(&source, &paths, None)? {
-            Logs::Loaded(loaded) => loaded
+            Tables::Loaded(loaded) => loaded
                 .ingested
                 .agents
                 .into_iter()
                 .find(|a| a.root == root)
                 .map(|a| a.events)
                 .unwrap_or_default(),
-            Logs::Stored(scratch) => {
+            Tables::Stored(scratch) => {
                 runtime()?.block_on(runlog::replay::events_from_warehouse(scratch.path(), &root))?
             }
         },

@@ -27,6 +27,7 @@
 //! first one's, and its owner records tell live spill folders from dead ones. Remote
 //! warehouses have no lock.
 
+pub mod index;
 pub mod lock;
 pub mod log;
 pub mod shards;

@@ -428,13 +428,28 @@ fn eight_concurrent_appenders_all_land_one_version_each() {
     for root in [&memory, &local_root] {
         let io = runlog_core::IngestOptions::default();
         let gc = runlog::commit::GcPolicy::default();
-        runlog::append::append_at(root, &logs[..1], &io, gc).unwrap();
+        runlog::append::append(
+            root,
+            &runlog::inputs::list(&logs[..1]).unwrap(),
+            &io,
+            gc,
+            None,
+            None,
+        )
+        .unwrap();
         std::thread::scope(|sc| {
             for f in &logs[1..] {
                 let io = io.clone();
                 sc.spawn(move || {
-                    let a =
-                        runlog::append::append_at(root, std::slice::from_ref(f), &io, gc).unwrap();
+                    let a = runlog::append::append(
+                        root,
+                        &runlog::inputs::list(std::slice::from_ref(f)).unwrap(),
+                        &io,
+                        gc,
+                        None,
+                        None,
+                    )
+                    .unwrap();
                     assert_eq!(a.new_files, 1);
                     assert!(a.manifest.is_some());
                 });
@@ -689,14 +704,30 @@ fn eight_concurrent_shards_on_the_in_memory_store_all_land_one_version_each() {
     for root in [&memory, &local_root] {
         let io = runlog_core::IngestOptions::default();
         let gc = runlog::commit::GcPolicy::default();
-        runlog::append::append_at(root, &logs[..2], &io, gc).unwrap();
+        runlog::append::append(
+            root,
+            &runlog::inputs::list(&logs[..2]).unwrap(),
+            &io,
+            gc,
+            None,
+            None,
+        )
+        .unwrap();
         std::thread::scope(|sc| {
             for index in 0..8 {
                 let io = io.clone();
                 let b = &logs[2..];
                 sc.spawn(move || {
                     let shard = runlog_core::shard::Shard { index, count: 8 };
-                    let a = runlog::append::append_shard_at(root, b, &io, gc, Some(shard)).unwrap();
+                    let a = runlog::append::append(
+                        root,
+                        &runlog::inputs::list(b).unwrap(),
+                        &io,
+                        gc,
+                        Some(shard),
+                        None,
+                    )
+                    .unwrap();
                     assert!(a.manifest.is_some(), "shard {index} landed");
                     assert_eq!(a.round.unwrap().ran, vec![index]);
                 });

@@ -114,7 +114,7 @@ pub(crate) async fn same_answers(local: &SessionContext, ballista: &SessionConte
 fn warehouse_of_samples(dir: &Path) -> PathBuf {
     let wh = dir.join("wh");
     let loaded =
-        runlog::loaded::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
+        runlog::pipeline::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
     runlog::pipeline::write_batches(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)
         .unwrap();
     wh

@@ -37,7 +37,7 @@ fn gen(dir: &Path, name: &str, agents: u64, seed: u64, anomalies: f64) -> PathBu
 }
 
 fn report_of(path: &Path, window: &TimeWindow) -> Report {
-    let loaded = runlog::loaded::load(&[path.to_path_buf()], &Default::default()).expect("load");
+    let loaded = runlog::pipeline::load(&[path.to_path_buf()], &Default::default()).expect("load");
     let ctx =
         runlog::query::context_from_batches(loaded.batches().expect("batches")).expect("context");
     rt().block_on(runlog::report::build_in(&ctx, window))
@@ -432,7 +432,7 @@ fn a_window_keeps_the_rows_of_its_days_by_each_tables_time() {
     let dir = tempfile::tempdir().unwrap();
     let log = days_log(dir.path());
     let loaded =
-        runlog::loaded::load(std::slice::from_ref(&log), &Default::default()).expect("load");
+        runlog::pipeline::load(std::slice::from_ref(&log), &Default::default()).expect("load");
     let ctx = runlog::query::context_from_batches(loaded.batches().unwrap()).unwrap();
     let rt = rt();
     let w = TimeWindow::parse(Some("2026-11-04"), Some("2026-11-05")).unwrap();

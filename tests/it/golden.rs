@@ -91,7 +91,7 @@ pub(crate) fn case_dirs() -> Vec<PathBuf> {
 
 fn run_case(dir: &Path) -> Result<(), String> {
     let (inputs, opts) = case_input(dir)?;
-    let loaded = runlog::loaded::load(&inputs, &opts).map_err(|e| e.to_string())?;
+    let loaded = runlog::pipeline::load(&inputs, &opts).map_err(|e| e.to_string())?;
     let ctx = runlog::query::context_from_batches(loaded.batches().map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Runtime::new().unwrap();

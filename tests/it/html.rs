@@ -27,7 +27,7 @@ fn samples() -> PathBuf {
 }
 
 fn sample_report() -> Report {
-    let loaded = runlog::loaded::load(&[samples()], &Default::default()).expect("load samples");
+    let loaded = runlog::pipeline::load(&[samples()], &Default::default()).expect("load samples");
     let ctx =
         runlog::query::context_from_batches(loaded.batches().expect("batches")).expect("context");
     tokio::runtime::Builder::new_multi_thread()

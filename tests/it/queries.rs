@@ -41,7 +41,7 @@ fn column_str(batches: &[RecordBatch], name: &str) -> Vec<String> {
 
 fn every_ready_query_returns_rows_on_the_samples() {
     let loaded =
-        runlog::loaded::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
+        runlog::pipeline::load(&[root().join("sample-logs")], &IngestOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let wh = dir.path().join("wh");
     runlog::pipeline::write_batches(&wh, &loaded.batches().unwrap(), serde_json::Value::Null)

@@ -781,8 +781,15 @@ fn racing_appenders_of_objects_download_each_object_once() {
             .map(|(url, size)| {
                 let (root, io) = (&root, io.clone());
                 sc.spawn(move || {
-                    let a = runlog::append::append_at(root, std::slice::from_ref(url), &io, gc)
-                        .unwrap();
+                    let a = runlog::append::append(
+                        root,
+                        &runlog::inputs::list(std::slice::from_ref(url)).unwrap(),
+                        &io,
+                        gc,
+                        None,
+                        None,
+                    )
+                    .unwrap();
                     assert!(a.manifest.is_some());
                     assert_eq!(
                         (a.downloaded_files, a.downloaded_bytes),

@@ -391,7 +391,7 @@ fn golden_cases_draw_every_row_once() {
     assert!(!dirs.is_empty());
     for dir in dirs {
         let (inputs, opts) = crate::golden::case_input(&dir).expect("case input");
-        let loaded = runlog::loaded::load(&inputs, &opts).expect("load case");
+        let loaded = runlog::pipeline::load(&inputs, &opts).expect("load case");
         let (n, p) = check_loaded(&loaded);
         agents += n;
         problems.extend(p.into_iter().map(|p| format!("{}: {p}", dir.display())));
@@ -415,7 +415,7 @@ fn gen_log(dir: &Path, agents: u64, seed: u64, anomalies: f64) -> PathBuf {
 fn generated_log_draws_every_row_once() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 60, 3, 0.15);
-    let loaded = runlog::loaded::load(&[log], &Default::default()).expect("load");
+    let loaded = runlog::pipeline::load(&[log], &Default::default()).expect("load");
     let (n, problems) = check_loaded(&loaded);
     assert_eq!(n, 60);
     // The generated agents have every kind of element.
@@ -490,7 +490,7 @@ fn long_agent_bins_model_calls_and_stays_small() {
     let log = tmp.path().join("long.jsonl");
     // 100 intervals × 25 calls: 2,500 model calls (past the marks budget), ~30,600 events.
     std::fs::write(&log, long_agent(100, 25)).unwrap();
-    let loaded = runlog::loaded::load(&[log], &Default::default()).expect("load");
+    let loaded = runlog::pipeline::load(&[log], &Default::default()).expect("load");
     let a = &loaded.ingested.agents[0];
     assert!(a.events.len() > 30_000, "{} events", a.events.len());
     let problems = check_agent(&loaded, &a.root, &a.events);
@@ -594,7 +594,7 @@ fn html_dir_links_every_notable_agent_up_to_the_cap() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 150, 11, 0.08);
     let loaded =
-        runlog::loaded::load(std::slice::from_ref(&log), &Default::default()).expect("load");
+        runlog::pipeline::load(std::slice::from_ref(&log), &Default::default()).expect("load");
     let want = notable_roots(&loaded.derived);
     assert!(want.len() > 8, "only {} notable agents", want.len());
     let log = log.to_str().unwrap();
@@ -653,7 +653,7 @@ fn replay_html_writes_the_page_from_logs_and_from_a_warehouse() {
     let tmp = tempfile::tempdir().unwrap();
     let log = gen_log(tmp.path(), 5, 2, 0.0);
     let loaded =
-        runlog::loaded::load(std::slice::from_ref(&log), &Default::default()).expect("load");
+        runlog::pipeline::load(std::slice::from_ref(&log), &Default::default()).expect("load");
     let root = loaded.ingested.agents[0].root.to_string();
     let (log, wh) = (log.to_str().unwrap(), tmp.path().join("wh"));
     let from_logs = tmp.path().join("a.html");
@@ -712,7 +712,7 @@ fn strings_from_the_log_cannot_break_the_page() {
         .map(|l| l.replace("ROOT", root) + "\n")
         .collect();
     std::fs::write(&log, text).unwrap();
-    let loaded = runlog::loaded::load(&[log], &Default::default()).expect("load");
+    let loaded = runlog::pipeline::load(&[log], &Default::default()).expect("load");
     let a = &loaded.ingested.agents[0];
     let html = render_page(&build(&a.root, &a.events), &PageOptions::default());
     assert!(
@@ -757,7 +757,7 @@ fn many_tool_calls_are_binned_and_the_page_stays_under_5_mb() {
     }
     line("turn/end", r#"{"reason":{"kind":"completed"}}"#);
     std::fs::write(&log, text).unwrap();
-    let loaded = runlog::loaded::load(&[log], &Default::default()).expect("load");
+    let loaded = runlog::pipeline::load(&[log], &Default::default()).expect("load");
     let a = &loaded.ingested.agents[0];
     let problems = check_agent(&loaded, &a.root, &a.events);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
