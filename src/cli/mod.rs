@@ -143,18 +143,6 @@ runlog gen --agents 100 --seed 1 --out small.jsonl.gz"
     ///
     /// The stages: read and decode, reduce, build the batches, write the warehouse.
     Bench(bench::BenchArgs),
-    /// Write the turns as OpenTelemetry traces: to a file of OTLP/JSON lines, or to an
-    /// OTLP/HTTP endpoint (Arize Phoenix, Jaeger, Tempo, Langfuse, a Collector).
-    #[command(
-        after_help = "One trace per root-session turn: invoke_agent (the turn), chat (its model \
-calls),\nexecute_tool (its tool calls), nested invoke_agent spans for the subagent turns it \
-spawned,\ncallback and run spans; runlog's findings as runlog.* attributes (docs/otel.md). \
-Ids are\nhashes of what each span stands for: exporting twice gives the same spans.\n\
---since/--until keep the turns and run attempts that started in the window; what hangs below\n\
-a kept turn (model calls, tool calls, callbacks, subagent turns) is exported whole.\n\
-Example: runlog export --warehouse wh --out traces.jsonl\n\
-Example: runlog export sample-logs --endpoint http://127.0.0.1:6006"
-    )]
     /// Receive OpenTelemetry traces and logs over OTLP/HTTP and fill a warehouse with them.
     #[command(
         after_help = "Exporters POST to /v1/traces and /v1/logs, protobuf (application/x-protobuf) or \
@@ -175,6 +163,18 @@ Example: runlog collect --warehouse wh --flush-secs 2\n\
 Example: runlog collect -w wh --listen 0.0.0.0:4318 --token \"$TOKEN\""
     )]
     Collect(collect::CollectArgs),
+    /// Write the turns as OpenTelemetry traces: to a file of OTLP/JSON lines, or to an
+    /// OTLP/HTTP endpoint (Arize Phoenix, Jaeger, Tempo, Langfuse, a Collector).
+    #[command(
+        after_help = "One trace per root-session turn: invoke_agent (the turn), chat (its model \
+calls),\nexecute_tool (its tool calls), nested invoke_agent spans for the subagent turns it \
+spawned,\ncallback and run spans; runlog's findings as runlog.* attributes (docs/otel.md). \
+Ids are\nhashes of what each span stands for: exporting twice gives the same spans.\n\
+--since/--until keep the turns and run attempts that started in the window; what hangs below\n\
+a kept turn (model calls, tool calls, callbacks, subagent turns) is exported whole.\n\
+Example: runlog export --warehouse wh --out traces.jsonl\n\
+Example: runlog export sample-logs --endpoint http://127.0.0.1:6006"
+    )]
     Export(export::ExportArgs),
 }
 

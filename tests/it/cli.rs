@@ -602,7 +602,64 @@ fn bench_times_every_stage_of_the_users_logs() {
     }
 }
 
+/// Every command's help is its own: its summary in `runlog --help` is the first line of
+/// `runlog CMD --help`, and every example it shows runs `runlog CMD` itself.
+fn every_command_has_its_own_help() {
+    let top = stdout(&runlog(&["--help"]));
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 8, "{top}");
+    for cmd in commands {
+        let o = runlog(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+        let help = stdout(&o);
+        let first = help.lines().next().unwrap_or_default();
+        let listed = top
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(cmd))
+            .unwrap_or_default();
+        let words: Vec<&str> = first.split_whitespace().take(4).collect();
+        assert!(
+            listed.contains(&words.join(" ")),
+            "{cmd}: `runlog --help` says {listed:?}, its own help begins {first:?}"
+        );
+        // The summary: one sentence of its own (two commands' docs run together read as
+        // two; a variant without its doc takes its arguments' doc, which starts otherwise).
+        let summary: String = help
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            summary.starts_with(|c: char| c.is_ascii_uppercase()),
+            "{cmd}: {summary:?}"
+        );
+        let sentences = summary
+            .trim_end_matches('.')
+            .split(". ")
+            .filter(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))
+            .count();
+        assert_eq!(sentences, 1, "{cmd}: {summary:?}");
+        for example in help.lines().filter_map(|l| l.split("Example: ").nth(1)) {
+            let ran = example.split_whitespace().nth(1);
+            assert_eq!(
+                ran,
+                Some(cmd),
+                "{cmd}'s help shows another command: {example}"
+            );
+        }
+    }
+}
+
 trials! {
+    every_command_has_its_own_help,
     every_interface_table_and_column_has_its_type,
     ingest_then_query_every_table_in_every_format,
     query_from_raw_files_and_from_sql_file,
