@@ -234,6 +234,74 @@ impl CodexImporter {
         }
     }
 
+    /// A `user_message`: a prompt, or a steer while the turn runs. Without a
+    /// `task_started` before it (older rollouts), a new prompt after the assistant finished
+    /// ends the turn before it and opens an inferred one.
+    fn user_message(&mut self, out: &mut Vec<Event>, line_no: u64, ts: i64, ts_syn: bool) {
+        let with_ts = |mut d: Value| {
+            if ts_syn {
+                flag(&mut d, "ts_synthetic");
+            }
+            d
+        };
+        if self.pending.is_none() {
+            self.settle(out);
+            self.cut_off(out);
+        }
+        if self.pending.is_none() && self.open_turn.is_none() {
+            let turn = format!("{}:{}", self.rel, line_no);
+            let data = with_ts(json!({ "message_id": turn, "kind": "prompt" }));
+            self.push(out, ts, None, "inbox/receipt", data, 0);
+            let data = with_ts(json!({ "inferred": true }));
+            self.push(out, ts, Some(&turn), "turn/start", data, 0);
+            self.open_turn = Some(turn);
+            self.inferred_turn = true;
+            self.turn_error = None;
+            self.finished = false;
+            return;
+        }
+        let kind = if self.pending.is_none() && self.open_turn.is_some() {
+            "steer"
+        } else {
+            "prompt"
+        };
+        let data = with_ts(json!({
+            "message_id": format!("{}:{}", self.rel, line_no),
+            "kind": kind,
+        }));
+        self.push(out, ts, None, "inbox/receipt", data, 0);
+        self.flush_start(out);
+    }
+
+    /// The usage of the model call a `token_count` reports (its `last_token_usage`, else
+    /// the total), or `None` when it repeats the previous total or has none.
+    fn call_usage(&mut self, payload: Option<&Map<String, Value>>) -> Option<Value> {
+        let info = payload
+            .and_then(|p| p.get("info"))
+            .and_then(Value::as_object);
+        let t = info
+            .and_then(|i| i.get("total_token_usage"))
+            .filter(|t| t.is_object() && self.prev_total.as_ref() != Some(*t))?;
+        self.prev_total = Some(t.clone());
+        let last = info
+            .and_then(|i| i.get("last_token_usage"))
+            .filter(|l| l.is_object())
+            .unwrap_or(t);
+        // Capped so that sums of absurd counts cannot overflow.
+        let n = |k: &str| {
+            last.get(k)
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(MAX_TOKENS)
+        };
+        Some(usage_inclusive(
+            n("input_tokens"),
+            n("cached_input_tokens"),
+            n("output_tokens"),
+            n("reasoning_output_tokens"),
+        ))
+    }
+
     fn event_msg(
         &mut self,
         out: &mut Vec<Event>,
@@ -269,37 +337,7 @@ impl CodexImporter {
                 });
                 // The line's event is emitted later; it still counts as kept.
             }
-            "user_message" => {
-                // No `task_started` before it (older rollouts): a new prompt after the
-                // assistant finished ends the turn before it, and opens an inferred one.
-                if self.pending.is_none() {
-                    self.settle(out);
-                    self.cut_off(out);
-                }
-                if self.pending.is_none() && self.open_turn.is_none() {
-                    let turn = format!("{}:{}", self.rel, line_no);
-                    let data = with_ts(json!({ "message_id": turn, "kind": "prompt" }));
-                    self.push(out, ts, None, "inbox/receipt", data, 0);
-                    let data = with_ts(json!({ "inferred": true }));
-                    self.push(out, ts, Some(&turn), "turn/start", data, 0);
-                    self.open_turn = Some(turn);
-                    self.inferred_turn = true;
-                    self.turn_error = None;
-                    self.finished = false;
-                    return;
-                }
-                let kind = if self.pending.is_none() && self.open_turn.is_some() {
-                    "steer"
-                } else {
-                    "prompt"
-                };
-                let data = with_ts(json!({
-                    "message_id": format!("{}:{}", self.rel, line_no),
-                    "kind": kind,
-                }));
-                self.push(out, ts, None, "inbox/receipt", data, 0);
-                self.flush_start(out);
-            }
+            "user_message" => self.user_message(out, line_no, ts, ts_syn),
             "agent_message" | "agent_reasoning" => {
                 let kind = if ptype == "agent_message" {
                     "text/delta"
@@ -314,39 +352,15 @@ impl CodexImporter {
                     self.last_text = Some(text.to_string());
                 }
             }
-            "token_count" => {
-                let info = payload
-                    .and_then(|p| p.get("info"))
-                    .and_then(Value::as_object);
-                let total = info.and_then(|i| i.get("total_token_usage"));
-                match total {
-                    Some(t) if t.is_object() && self.prev_total.as_ref() != Some(t) => {
-                        self.prev_total = Some(t.clone());
-                        let last = info
-                            .and_then(|i| i.get("last_token_usage"))
-                            .filter(|l| l.is_object())
-                            .unwrap_or(t);
-                        // Capped so that sums of absurd counts cannot overflow.
-                        let n = |k: &str| {
-                            last.get(k)
-                                .and_then(Value::as_u64)
-                                .unwrap_or(0)
-                                .min(MAX_TOKENS)
-                        };
-                        let usage = usage_inclusive(
-                            n("input_tokens"),
-                            n("cached_input_tokens"),
-                            n("output_tokens"),
-                            n("reasoning_output_tokens"),
-                        );
-                        let data = with_ts(json!({ "usage": usage }));
-                        self.push_turn(out, ts, "model/end", data);
-                        // A successful call: an earlier error did not end the turn.
-                        self.turn_error = None;
-                    }
-                    _ => self.unmapped(out, ts, ts_syn, "event_msg/token_count", record),
+            "token_count" => match self.call_usage(payload) {
+                Some(usage) => {
+                    let data = with_ts(json!({ "usage": usage }));
+                    self.push_turn(out, ts, "model/end", data);
+                    // A successful call: an earlier error did not end the turn.
+                    self.turn_error = None;
                 }
-            }
+                None => self.unmapped(out, ts, ts_syn, "event_msg/token_count", record),
+            },
             "error" | "stream_error" => {
                 let (raw, http) = codex_error_info(payload.and_then(|p| p.get("codex_error_info")));
                 let retryable = ptype == "stream_error";
