@@ -5,8 +5,9 @@
 //! validated, ordered events, rejects and derived rows; this crate stores and answers:
 //! [`store`] (Arrow schemas and batches from the table definitions, Parquet files, reading
 //! them back) → [`commit`] (the warehouse's version log, lock and garbage collection, on any
-//! [`objstore`]) → [`loaded`] (logs read into memory) → [`append`] and [`pipeline`] (the
-//! write path: inputs resolved by [`inputs`], commit mode, memory, `--max-rejects`) →
+//! [`objstore`], and the fingerprint index) → [`loaded`] (logs read into memory) →
+//! [`append`] (only what is new) → [`pipeline`] (the one way logs become tables: inputs
+//! listed by [`inputs`]; in memory, spilled, a full, shard or append commit) →
 //! [`query`] (SQL; [`plan_tables`] builds from raw logs only what a statement reads) /
 //! [`engine`] (local or Ballista) → [`report`] (rendered as text, JSON, Markdown or
 //! [`html`]; [`baseline`] compares two reports, testing shifts with [`stats`]) / [`replay`]
