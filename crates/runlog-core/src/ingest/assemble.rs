@@ -296,9 +296,65 @@ pub fn assemble_events(
     imported: &[bool],
     acc: &mut Accounting,
 ) -> Vec<Agent> {
-    // Pass 1, on one thread: every part's roots as agents, and every agent's size. A
-    // canonical reader's part names each root once (its groups), a spill buffer one root;
-    // only an imported file's events are looked up one by one (runs of one root at a time).
+    let (ag, places, mut lists) = index_parts(parts);
+    let AgentIndex {
+        index,
+        roots,
+        sizes,
+        sources,
+        ..
+    } = ag;
+    drop(index);
+    // Pass 2: an agent whose events are one part's, all of it, takes that buffer as it is;
+    // the others' events are moved once, in part order, into buffers of their exact size
+    // (growing buffers by doubling copied and touched up to twice the memory, and fresh
+    // memory is what ingest waits on most).
+    let mut bufs: Vec<Vec<Event>> = (0..roots.len()).map(|_| Vec::new()).collect();
+    for (list, place) in lists.iter_mut().zip(&places) {
+        if let Place::Whole(a) = *place {
+            if !list.is_empty() && sources[a as usize] == 1 {
+                bufs[a as usize] = std::mem::take(list);
+            }
+        }
+    }
+    scatter(&mut lists, &places, &sizes, &mut bufs);
+    drop(places);
+    drop(lists);
+    let mut agents: Vec<Resolved> = roots
+        .into_par_iter()
+        .zip(bufs)
+        .map(|(root, evs)| resolve_agent(root, evs, names, imported))
+        .collect();
+    agents.par_sort_unstable_by(|a, b| a.agent.root.cmp(&b.agent.root));
+    let mut out = Vec::with_capacity(agents.len());
+    for mut r in agents {
+        for (f, line) in r.dups {
+            if imported[f as usize] {
+                acc.dup_lines[f as usize].push(line);
+            } else {
+                acc.duplicates[f as usize] += 1;
+            }
+        }
+        acc.conflicts.append(&mut r.conflicts);
+        for (f, n) in r.per_file {
+            acc.events[f as usize] += n;
+            if !imported[f as usize] {
+                acc.kept[f as usize] += n;
+            }
+        }
+        for (f, line) in r.kept_lines {
+            acc.kept_lines[f as usize].push(line);
+        }
+        out.push(r.agent);
+    }
+    out
+}
+
+/// Pass 1 of [`assemble_events`], on one thread: every part's roots as agents, and every
+/// agent's size. A canonical reader's part names each root once (its groups), a spill buffer
+/// one root; only an imported file's events are looked up one by one (runs of one root at a
+/// time).
+fn index_parts(parts: Vec<Part>) -> (AgentIndex, Vec<Place>, Vec<Vec<Event>>) {
     let mut ag = AgentIndex::default();
     let mut places: Vec<Place> = Vec::with_capacity(parts.len());
     let mut lists: Vec<Vec<Event>> = Vec::with_capacity(parts.len());
@@ -348,115 +404,74 @@ pub fn assemble_events(
         lists.push(events);
         places.push(place);
     }
-    let AgentIndex {
-        index,
-        roots,
-        sizes,
-        sources,
-        ..
-    } = ag;
-    drop(index);
-    // Pass 2: an agent whose events are one part's, all of it, takes that buffer as it is;
-    // the others' events are moved once, in part order, into buffers of their exact size
-    // (growing buffers by doubling copied and touched up to twice the memory, and fresh
-    // memory is what ingest waits on most).
-    let mut bufs: Vec<Vec<Event>> = (0..roots.len()).map(|_| Vec::new()).collect();
-    for (list, place) in lists.iter_mut().zip(&places) {
-        if let Place::Whole(a) = *place {
-            if !list.is_empty() && sources[a as usize] == 1 {
-                bufs[a as usize] = std::mem::take(list);
+    (ag, places, lists)
+}
+
+/// One agent's events (all of them, in any order) ordered by seq, with duplicates and
+/// conflicts dropped in place, imported ones renumbered, and its accounting per file.
+fn resolve_agent(
+    root: String,
+    mut evs: Vec<Event>,
+    names: &[String],
+    imported: &[bool],
+) -> Resolved {
+    let is_imported = evs.iter().any(|e| imported[e.file as usize]);
+    evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
+    // Duplicates and conflicts are dropped in place: the buffer is exact already
+    // (sized by assembly), so most agents keep it as is. Only a buffer that lost
+    // events is copied into one of its new size (keeping the spare raised the peak
+    // by 30 MB on a generated log).
+    let mut rej = Vec::new();
+    let mut dups = Vec::new();
+    let mut w = 0;
+    for r in 0..evs.len() {
+        if w > 0 {
+            let (k, ev) = (&evs[w - 1], &evs[r]);
+            if k.seq == ev.seq {
+                if same_content(k, ev) {
+                    dups.push((ev.file, ev.line));
+                    continue;
+                }
+                if !is_imported {
+                    rej.push(conflict_reject(names, k, ev));
+                    continue;
+                }
             }
+        }
+        evs.swap(w, r);
+        w += 1;
+    }
+    evs.truncate(w);
+    let mut kept = if evs.capacity() - w > w / 8 {
+        let mut exact = Vec::with_capacity(w);
+        exact.append(&mut evs);
+        exact
+    } else {
+        evs
+    };
+    if is_imported {
+        renumber_imported(&mut kept);
+    }
+    // Counted here, in parallel: a pass over every kept event on one thread
+    // held up the write.
+    let mut per_file: Vec<(u32, u64)> = Vec::new();
+    let mut kept_lines = Vec::new();
+    for ev in &kept {
+        match per_file.iter_mut().find(|(f, _)| *f == ev.file) {
+            Some((_, n)) => *n += 1,
+            None => per_file.push((ev.file, 1)),
+        }
+        if is_imported && imported[ev.file as usize] {
+            kept_lines.push((ev.file, ev.line));
         }
     }
-    scatter(&mut lists, &places, &sizes, &mut bufs);
-    drop(places);
-    drop(lists);
-    let mut agents: Vec<Resolved> = roots
-        .into_par_iter()
-        .zip(bufs)
-        .map(|(root, mut evs)| {
-            let is_imported = evs.iter().any(|e| imported[e.file as usize]);
-            evs.sort_unstable_by_key(|e| (e.seq, e.file, e.line));
-            // Duplicates and conflicts are dropped in place: the buffer is exact already
-            // (sized by assembly), so most agents keep it as is. Only a buffer that lost
-            // events is copied into one of its new size (keeping the spare raised the peak
-            // by 30 MB on a generated log).
-            let mut rej = Vec::new();
-            let mut dups = Vec::new();
-            let mut w = 0;
-            for r in 0..evs.len() {
-                if w > 0 {
-                    let (k, ev) = (&evs[w - 1], &evs[r]);
-                    if k.seq == ev.seq {
-                        if same_content(k, ev) {
-                            dups.push((ev.file, ev.line));
-                            continue;
-                        }
-                        if !is_imported {
-                            rej.push(conflict_reject(names, k, ev));
-                            continue;
-                        }
-                    }
-                }
-                evs.swap(w, r);
-                w += 1;
-            }
-            evs.truncate(w);
-            let mut kept = if evs.capacity() - w > w / 8 {
-                let mut exact = Vec::with_capacity(w);
-                exact.append(&mut evs);
-                exact
-            } else {
-                evs
-            };
-            if is_imported {
-                renumber_imported(&mut kept);
-            }
-            // Counted here, in parallel: a pass over every kept event on one thread
-            // held up the write.
-            let mut per_file: Vec<(u32, u64)> = Vec::new();
-            let mut kept_lines = Vec::new();
-            for ev in &kept {
-                match per_file.iter_mut().find(|(f, _)| *f == ev.file) {
-                    Some((_, n)) => *n += 1,
-                    None => per_file.push((ev.file, 1)),
-                }
-                if is_imported && imported[ev.file as usize] {
-                    kept_lines.push((ev.file, ev.line));
-                }
-            }
-            Resolved {
-                agent: Agent { root, events: kept },
-                conflicts: rej,
-                dups,
-                per_file,
-                kept_lines,
-            }
-        })
-        .collect();
-    agents.par_sort_unstable_by(|a, b| a.agent.root.cmp(&b.agent.root));
-    let mut out = Vec::with_capacity(agents.len());
-    for mut r in agents {
-        for (f, line) in r.dups {
-            if imported[f as usize] {
-                acc.dup_lines[f as usize].push(line);
-            } else {
-                acc.duplicates[f as usize] += 1;
-            }
-        }
-        acc.conflicts.append(&mut r.conflicts);
-        for (f, n) in r.per_file {
-            acc.events[f as usize] += n;
-            if !imported[f as usize] {
-                acc.kept[f as usize] += n;
-            }
-        }
-        for (f, line) in r.kept_lines {
-            acc.kept_lines[f as usize].push(line);
-        }
-        out.push(r.agent);
+    Resolved {
+        agent: Agent { root, events: kept },
+        conflicts: rej,
+        dups,
+        per_file,
+        kept_lines,
     }
-    out
 }
 
 /// The agents [`assemble_events`] finds, numbered in order of first appearance, with their
