@@ -173,15 +173,25 @@ fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
         return;
     }
     let turn = str_of(&doc, "parentID").map(str::to_string);
-    let finish = str_of(&doc, "finish");
-    let ends = doc.get("error").is_some_and(Value::is_object)
-        || finish.is_some_and(|f| !matches!(f, "tool-calls" | "unknown"));
+    let store = Store::of(name, "message");
+    let failed = doc.get("error").is_some_and(Value::is_object);
+    // A completed message without `finish` (releases that did not write it): its last step's.
+    let finish = match str_of(&doc, "finish") {
+        Some(f) => Some(f.to_string()),
+        None if !failed && millis(&doc, &["time", "completed"]).is_some() => {
+            store.as_ref().and_then(|s| last_step_reason(s, &id))
+        }
+        None => None,
+    };
+    let ends = failed
+        || finish
+            .as_deref()
+            .is_some_and(|f| !matches!(f, "tool-calls" | "unknown"));
     let Some(turn) = turn.clone().filter(|_| ends) else {
         let t = turn.as_deref().filter(|t| !t.is_empty());
         e.push(at(created), t, "opencode:assistant", Value::Object(doc));
         return;
     };
-    let store = Store::of(name, "message");
     // The end of the completion millisecond: after every part written in it.
     let end_ts = match millis(&doc, &["time", "completed"]).or(created) {
         Some(ms) => (ms.saturating_mul(1000).saturating_add(999), false),
@@ -200,7 +210,7 @@ fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
             e.push(end_ts, Some(&turn), "model/end", data);
             json!({ "kind": "error", "error": err })
         }
-        None => json!({ "kind": end_kind(finish.unwrap_or("")).unwrap_or("end_turn") }),
+        None => json!({ "kind": end_kind(finish.as_deref().unwrap_or("")).unwrap_or("end_turn") }),
     };
     let mut data = json!({ "reason": reason, "inferred": true, "message_id": id });
     if data["reason"]["kind"] == "end_turn" {
@@ -226,6 +236,16 @@ fn last_text(store: &Store, message: &str) -> Option<String> {
         .rev()
         .filter(|p| str_of(p, "type") == Some("text") && p.get("synthetic") != Some(&json!(true)))
         .find_map(|p| str_of(&p, "text").map(str::to_string))
+}
+
+/// The `reason` of a message's last `step-finish` part.
+fn last_step_reason(store: &Store, message: &str) -> Option<String> {
+    store
+        .parts(message)
+        .into_iter()
+        .rev()
+        .find(|p| str_of(p, "type") == Some("step-finish"))
+        .and_then(|p| str_of(&p, "reason").map(str::to_string))
 }
 
 /// What a part's message tells: its role, the turn (the user message it answers or is),
@@ -384,6 +404,47 @@ mod tests {
         assert!(!sniff_head(
             b"{\n  \"id\": \"4b0e\",\n  \"worktree\": \"/\""
         ));
+    }
+
+    /// Writes `storage/<rel>` under `root` as OpenCode does (pretty JSON).
+    fn put(root: &std::path::Path, rel: &str, v: &str) -> String {
+        let path = root.join("storage").join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(v).unwrap());
+        std::fs::write(&path, pretty.unwrap()).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn a_completed_message_without_finish_ends_with_its_last_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = put(
+            dir.path(),
+            "message/ses_1/msg_2.json",
+            r#"{"id":"msg_2","sessionID":"ses_1","role":"assistant","parentID":"msg_1","time":{"created":10,"completed":20}}"#,
+        );
+        put(
+            dir.path(),
+            "part/msg_2/prt_1.json",
+            r#"{"id":"prt_1","sessionID":"ses_1","messageID":"msg_2","type":"step-finish","reason":"length"}"#,
+        );
+        let mut out = Vec::new();
+        map(
+            &msg,
+            "msg_2.json",
+            1,
+            obj(&std::fs::read_to_string(&msg).unwrap()),
+            &mut out,
+        );
+        let kinds: Vec<&str> = out.iter().map(|e| &*e.kind).collect();
+        assert_eq!(kinds, ["turn/end", "agent/idle"]);
+        assert!(
+            out[0].data.contains(r#""kind":"max_tokens""#),
+            "{}",
+            out[0].data
+        );
+        assert_eq!(out[0].turn.as_deref(), Some("msg_1"));
+        assert_eq!(out[0].ts, 20_999);
     }
 
     #[test]
