@@ -427,6 +427,33 @@ mod tests {
     }
 
     #[test]
+    fn a_storage_document_is_read_whole_and_a_broken_one_rejected_line_by_line() {
+        let doc = [
+            "{",
+            r#"  "id": "msg_cbbd98650001z0awFImeNERFe5","#,
+            r#"  "sessionID": "ses_1","#,
+            r#"  "role": "user","#,
+            r#"  "time": { "created": 1772678121053 }"#,
+            "}",
+        ];
+        let mut imp = OpencodeImporter::new(&context("msg.json"));
+        let (evs, rejected) = feed(&mut imp, &doc);
+        assert!(rejected.is_empty() && imp.rejects().is_empty());
+        let kinds: Vec<&str> = evs.iter().map(|e| &*e.kind).collect();
+        assert_eq!(kinds, ["inbox/receipt", "turn/start"]);
+        assert_eq!(
+            evs[1].turn.as_deref(),
+            Some("msg_cbbd98650001z0awFImeNERFe5")
+        );
+        assert_eq!(evs[1].line, 1);
+        let mut imp = OpencodeImporter::new(&context("msg.json"));
+        let (evs, _) = feed(&mut imp, &doc[..4]);
+        assert!(evs.is_empty());
+        let lines: Vec<u64> = imp.rejects().iter().map(|r| r.0).collect();
+        assert_eq!(lines, [1, 2, 3, 4]);
+    }
+
+    #[test]
     fn api_errors_take_their_code_from_the_status() {
         let e = json!({"name":"APIError","data":{"message":"Overloaded","statusCode":529,"isRetryable":true}});
         let v = error_object(&e);
