@@ -168,25 +168,18 @@ fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
         if let Some(m) = doc.get("model").and_then(|m| m.get("modelID")) {
             data["model"] = m.clone();
         }
+        let store = Store::of(name, "message");
+        if let Some(prev) = store.and_then(|s| replaced_turn(&s, &session, &id)) {
+            let end = json!({ "reason": { "kind": "replaced" }, "inferred": true });
+            e.push(at(created), Some(&prev), "turn/end", end);
+        }
         e.push(at(created), None, "inbox/receipt", data);
         e.push(at(created), Some(&id), "turn/start", json!({}));
         return;
     }
     let turn = str_of(&doc, "parentID").map(str::to_string);
     let store = Store::of(name, "message");
-    let failed = doc.get("error").is_some_and(Value::is_object);
-    // A completed message without `finish` (releases that did not write it): its last step's.
-    let finish = match str_of(&doc, "finish") {
-        Some(f) => Some(f.to_string()),
-        None if !failed && millis(&doc, &["time", "completed"]).is_some() => {
-            store.as_ref().and_then(|s| last_step_reason(s, &id))
-        }
-        None => None,
-    };
-    let ends = failed
-        || finish
-            .as_deref()
-            .is_some_and(|f| !matches!(f, "tool-calls" | "unknown"));
+    let (finish, ends) = ending(&doc, store.as_ref());
     let Some(turn) = turn.clone().filter(|_| ends) else {
         let t = turn.as_deref().filter(|t| !t.is_empty());
         e.push(at(created), t, "opencode:assistant", Value::Object(doc));
@@ -237,6 +230,47 @@ fn last_text(store: &Store, message: &str) -> Option<String> {
         .filter(|p| str_of(p, "type") == Some("text") && p.get("synthetic") != Some(&json!(true)))
         .find_map(|p| str_of(&p, "text").map(str::to_string))
 }
+
+/// Whether an assistant message ends its turn: (its finish, it ends). A completed
+/// message without `finish` (releases that did not write it) has its last step's reason.
+fn ending(doc: &Map<String, Value>, store: Option<&Store>) -> (Option<String>, bool) {
+    let failed = doc.get("error").is_some_and(Value::is_object);
+    let finish = match str_of(doc, "finish") {
+        Some(f) => Some(f.to_string()),
+        None if !failed && millis(doc, &["time", "completed"]).is_some() => {
+            let id = str_of(doc, "id").unwrap_or_default();
+            store.and_then(|s| last_step_reason(s, id))
+        }
+        None => None,
+    };
+    let ends = failed
+        || finish
+            .as_deref()
+            .is_some_and(|f| !matches!(f, "tool-calls" | "unknown"));
+    (finish, ends)
+}
+
+/// The session's previous user message, when no step answering it ended before this one was
+/// written: OpenCode's loop answers the newest user message, so that turn was replaced.
+fn replaced_turn(store: &Store, session: &str, id: &str) -> Option<String> {
+    let mut ended = std::collections::HashSet::new();
+    for path in store.earlier_messages(session, id).iter().take(MAX_SCAN) {
+        let m = Store::read(path)?;
+        if str_of(&m, "role") == Some("user") {
+            let prev = str_of(&m, "id")?;
+            return (!ended.contains(prev)).then(|| prev.to_string());
+        }
+        if ending(&m, Some(store)).1 {
+            if let Some(p) = str_of(&m, "parentID") {
+                ended.insert(p.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// How many earlier messages are read to find the previous prompt.
+const MAX_SCAN: usize = 2000;
 
 /// The `reason` of a message's last `step-finish` part.
 fn last_step_reason(store: &Store, message: &str) -> Option<String> {
@@ -445,6 +479,44 @@ mod tests {
         );
         assert_eq!(out[0].turn.as_deref(), Some("msg_1"));
         assert_eq!(out[0].ts, 20_999);
+    }
+
+    #[test]
+    fn a_prompt_sent_mid_run_replaces_the_unanswered_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = |id: &str, ms: u64| {
+            let v = format!(
+                r#"{{"id":"{id}","sessionID":"ses_1","role":"user","time":{{"created":{ms}}}}}"#
+            );
+            put(dir.path(), &format!("message/ses_1/{id}.json"), &v)
+        };
+        let step = |id: &str, parent: &str, finish: &str| {
+            let v = format!(
+                r#"{{"id":"{id}","sessionID":"ses_1","role":"assistant","parentID":"{parent}","time":{{"created":1,"completed":2}},"finish":"{finish}"}}"#
+            );
+            put(dir.path(), &format!("message/ses_1/{id}.json"), &v)
+        };
+        user("msg_a01", 100);
+        step("msg_a02", "msg_a01", "stop");
+        user("msg_a03", 200);
+        step("msg_a04", "msg_a03", "tool-calls");
+        let last = user("msg_a05", 300);
+        let second = dir.path().join("storage/message/ses_1/msg_a03.json");
+        let read = |p: &str| obj(&std::fs::read_to_string(p).unwrap());
+        // The second prompt follows an answered one: nothing ends before it.
+        let mut out = Vec::new();
+        let p = second.to_string_lossy().into_owned();
+        map(&p, "msg_a03.json", 1, read(&p), &mut out);
+        let kinds: Vec<&str> = out.iter().map(|e| &*e.kind).collect();
+        assert_eq!(kinds, ["inbox/receipt", "turn/start"]);
+        // The third follows one whose only step called tools: that turn was replaced.
+        let mut out = Vec::new();
+        map(&last, "msg_a05.json", 1, read(&last), &mut out);
+        let kinds: Vec<&str> = out.iter().map(|e| &*e.kind).collect();
+        assert_eq!(kinds, ["turn/end", "inbox/receipt", "turn/start"]);
+        assert_eq!(out[0].turn.as_deref(), Some("msg_a03"));
+        assert!(out[0].data.contains(r#""kind":"replaced""#));
+        assert_eq!(out[0].ts, 300_000);
     }
 
     #[test]

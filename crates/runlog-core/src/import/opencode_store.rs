@@ -54,6 +54,31 @@ impl Store {
             .and_then(|p| read_object(&p))
     }
 
+    /// The files of a session's messages made before `message`, newest first (ids sort by
+    /// the time they were made).
+    pub fn earlier_messages(&self, session: &str, message: &str) -> Vec<PathBuf> {
+        let (Some(s), Some(m)) = (safe(session), safe(message)) else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(self.root.join("message").join(s)) else {
+            return Vec::new();
+        };
+        let this = format!("{m}.json");
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(|n| *n < *this.as_str()))
+            .map(|e| e.path())
+            .collect();
+        paths.sort();
+        paths.reverse();
+        paths
+    }
+
+    /// One storage document, if it is a JSON object of a readable size.
+    pub fn read(path: &Path) -> Option<Map<String, Value>> {
+        read_object(path)
+    }
+
     /// A message's parts (`part/<message>/*.json`), in the order of their ids.
     pub fn parts(&self, message: &str) -> Vec<Map<String, Value>> {
         let Some(m) = safe(message) else {
