@@ -120,12 +120,14 @@ fn read_object(path: &Path) -> Option<Map<String, Value>> {
 pub fn id_millis(id: &str, near_ms: i64) -> Option<i64> {
     let hex = id.split_once('_')?.1.get(..12)?;
     let v = u64::from_str_radix(hex, 16).ok()?;
-    let low = (v >> 12) as i64;
-    let period = 1i64 << 36;
-    let base = near_ms - near_ms.rem_euclid(period) + low;
-    [base - period, base, base + period]
+    // i128: `near_ms` comes from the file and may be any i64.
+    let (low, near) = (i128::from(v >> 12), i128::from(near_ms));
+    let period = 1i128 << 36;
+    let base = near - near.rem_euclid(period) + low;
+    let best = [base - period, base, base + period]
         .into_iter()
-        .min_by_key(|c| (c - near_ms).abs())
+        .min_by_key(|c| (c - near).abs())?;
+    i64::try_from(best).ok()
 }
 
 #[cfg(test)]
@@ -138,6 +140,8 @@ mod tests {
         let ms = id_millis("msg_cbbd98650001z0awFImeNERFe5", 1_772_678_121_053);
         assert_eq!(ms, Some(1_772_678_121_040));
         assert_eq!(id_millis("prt_zz", 1), None);
+        assert!(id_millis("prt_ffffffffffff", i64::MAX).is_none_or(|ms| ms > 0));
+        assert!(id_millis("prt_000000000000", i64::MIN).is_some());
         assert_eq!(id_millis("nounderscore", 1), None);
     }
 
