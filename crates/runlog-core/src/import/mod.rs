@@ -20,6 +20,8 @@ pub mod harness;
 pub mod kestrel;
 pub mod openai;
 pub mod opencode;
+pub mod opencode_storage;
+pub mod opencode_store;
 pub mod otlp;
 
 use std::fmt;
@@ -175,7 +177,7 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     if is_gemini_chat(o) {
         return Some(Format::GeminiCli);
     }
-    if opencode::is_run_event(o) {
+    if opencode::is_run_event(o) || opencode_storage::doc_kind(o).is_some() {
         return Some(Format::Opencode);
     }
     None
@@ -202,13 +204,17 @@ pub fn detect_document(text: &[u8]) -> Option<Format> {
     if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
         return Some(Format::Otlp);
     }
+    if opencode_storage::doc_kind(o).is_some() {
+        return Some(Format::Opencode);
+    }
     (is_gemini_chat(o) && o.get("messages").is_some_and(Value::is_array))
         .then_some(Format::GeminiCli)
 }
 
 /// The format of a `.json` file found in a folder, from its first bytes: `Some` when folder
 /// ingest should read it (a Gemini CLI chat, OTLP JSON as the Collector's file exporter or
-/// an SDK writes it); other `.json` files are skipped and counted.
+/// an SDK writes it, a document of OpenCode's session storage); other `.json` files are
+/// skipped and counted.
 pub fn sniff_json_head(head: &[u8]) -> Option<Format> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let has = |k: &[u8]| head.windows(k.len()).any(|w| w == k);
@@ -219,7 +225,10 @@ pub fn sniff_json_head(head: &[u8]) -> Option<Format> {
     if has(b"\"resourceSpans\"") || has(b"\"resourceLogs\"") {
         return Some(Format::Otlp);
     }
-    (has(b"\"sessionId\"") && has(b"\"projectHash\"")).then_some(Format::GeminiCli)
+    if has(b"\"sessionId\"") && has(b"\"projectHash\"") {
+        return Some(Format::GeminiCli);
+    }
+    opencode_storage::sniff_head(head).then_some(Format::Opencode)
 }
 
 fn trim_ascii(mut b: &[u8]) -> &[u8] {

@@ -16,17 +16,29 @@
 //!   → `refusal`, other reasons kept. An `error` → `model/end{error}` and `turn/end{kind:
 //!   error}` (`MessageAbortedError`: `aborted`) and the idle; a further `error` with no turn
 //!   open (OpenCode repeats a failure as a generic server error) is kept as `opencode:error`.
+//!
+//! A file that opens as one JSON document over many lines (a pretty-printed `{`), or a line
+//! that is a whole document of OpenCode's session storage, is read by
+//! [`super::opencode_storage`] instead.
 
 use serde_json::{json, Map, Value};
 
 use super::{
-    event, flag, id_or, status_error_code, synthetic_ts, token_count, unmapped, usage_disjoint,
-    FileContext, Format, Importer, Unmapped,
+    event, flag, id_or, opencode_storage, status_error_code, synthetic_ts, token_count, unmapped,
+    usage_disjoint, FileContext, Format, Importer, Unmapped,
 };
+use crate::decode::excerpt;
 use crate::event::Event;
 
 pub struct OpencodeImporter {
+    name: String,
     rel: String,
+    /// Whether a line was read yet (the first tells a document from a stream).
+    started: bool,
+    /// The lines of a document over many lines (`None`: a stream).
+    document: Option<Vec<(u64, Vec<u8>)>>,
+    /// Rejects found at the end of the file: (line, reason, excerpt).
+    late_rejects: Vec<(u64, String, String)>,
     next_seq: u64,
     open_turn: Option<String>,
     /// The open turn's last text (an inferred end's text).
@@ -56,7 +68,11 @@ pub fn is_run_event(o: &Map<String, Value>) -> bool {
 impl OpencodeImporter {
     pub fn new(ctx: &FileContext) -> Self {
         OpencodeImporter {
+            name: ctx.name.clone(),
             rel: ctx.rel.clone(),
+            started: false,
+            document: None,
+            late_rejects: Vec::new(),
             next_seq: 0,
             open_turn: None,
             last_text: None,
@@ -178,7 +194,7 @@ impl OpencodeImporter {
 
 /// A `step_finish`'s `tokens` as canonical Usage: `input` is fresh input (cache reads and
 /// writes are apart), `reasoning` is output apart from `output`.
-fn usage(t: &Value) -> Value {
+pub(crate) fn usage(t: &Value) -> Value {
     let n = |v: Option<&Value>| token_count(v).unwrap_or(0);
     let cache = t.get("cache");
     let reasoning = n(t.get("reasoning"));
@@ -193,7 +209,7 @@ fn usage(t: &Value) -> Value {
 }
 
 /// The turn end a model step's finish reason implies (`None`: the turn goes on).
-fn end_kind(reason: &str) -> Option<&str> {
+pub(crate) fn end_kind(reason: &str) -> Option<&str> {
     Some(match reason {
         "tool-calls" | "" => return None,
         "stop" => "end_turn",
@@ -241,7 +257,18 @@ pub fn error_object(e: &Value) -> Value {
 
 impl Importer for OpencodeImporter {
     fn line(&mut self, line_no: u64, line: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
+        if !std::mem::replace(&mut self.started, true) && line.trim_ascii() == b"{" {
+            self.document = Some(Vec::new());
+        }
+        if let Some(held) = &mut self.document {
+            held.push((line_no, line.to_vec()));
+            return Ok(());
+        }
         let record = Unmapped::parse(line)?;
+        if opencode_storage::doc_kind(&record).is_some() {
+            opencode_storage::map(&self.name, &self.rel, line_no, record, out);
+            return Ok(());
+        }
         let ty = record
             .get("type")
             .and_then(Value::as_str)
@@ -337,7 +364,33 @@ impl Importer for OpencodeImporter {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<Event>) {}
+    fn finish(&mut self, out: &mut Vec<Event>) {
+        let Some(held) = self.document.take() else {
+            return;
+        };
+        let mut text = Vec::new();
+        for (_, l) in &held {
+            text.extend_from_slice(l);
+            text.push(b'\n');
+        }
+        let first = held.first().map_or(1, |h| h.0);
+        match serde_json::from_slice::<Value>(&text) {
+            Ok(Value::Object(doc)) => opencode_storage::map(&self.name, &self.rel, first, doc, out),
+            parsed => {
+                let reason = match parsed {
+                    Err(e) => format!("invalid JSON document: {e}"),
+                    Ok(_) => "the document is not a JSON object".to_string(),
+                };
+                for (n, l) in held {
+                    self.late_rejects.push((n, reason.clone(), excerpt(&l)));
+                }
+            }
+        }
+    }
+
+    fn rejects(&mut self) -> Vec<(u64, String, String)> {
+        std::mem::take(&mut self.late_rejects)
+    }
 }
 
 #[cfg(test)]
@@ -371,6 +424,33 @@ mod tests {
             "{}",
             evs[3].data
         );
+    }
+
+    #[test]
+    fn a_storage_document_is_read_whole_and_a_broken_one_rejected_line_by_line() {
+        let doc = [
+            "{",
+            r#"  "id": "msg_cbbd98650001z0awFImeNERFe5","#,
+            r#"  "sessionID": "ses_1","#,
+            r#"  "role": "user","#,
+            r#"  "time": { "created": 1772678121053 }"#,
+            "}",
+        ];
+        let mut imp = OpencodeImporter::new(&context("msg.json"));
+        let (evs, rejected) = feed(&mut imp, &doc);
+        assert!(rejected.is_empty() && imp.rejects().is_empty());
+        let kinds: Vec<&str> = evs.iter().map(|e| &*e.kind).collect();
+        assert_eq!(kinds, ["inbox/receipt", "turn/start"]);
+        assert_eq!(
+            evs[1].turn.as_deref(),
+            Some("msg_cbbd98650001z0awFImeNERFe5")
+        );
+        assert_eq!(evs[1].line, 1);
+        let mut imp = OpencodeImporter::new(&context("msg.json"));
+        let (evs, _) = feed(&mut imp, &doc[..4]);
+        assert!(evs.is_empty());
+        let lines: Vec<u64> = imp.rejects().iter().map(|r| r.0).collect();
+        assert_eq!(lines, [1, 2, 3, 4]);
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! The files around one file of OpenCode's session storage (`storage/session/<project>/<id>.json`,
+//! `storage/message/<session>/<id>.json`, `storage/part/<message>/<id>.json`).
+//!
+//! One storage file does not tell everything its events need: a part names its message but
+//! not the user message (the turn) that message answers, nor when it was written; an
+//! assistant message does not say whether its session is a subagent's, nor its final text.
+//! The importer reads one file at a time, so this module finds and reads those neighbours
+//! (by path, next to the file read) and decodes the time OpenCode writes into its ids.
+//! Nothing here is required: a file read without its neighbours (named alone, or fetched
+//! from elsewhere) is still mapped, with less.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The largest neighbour file read (parts holding big tool outputs are skipped).
+const MAX_NEIGHBOUR_BYTES: u64 = 4 << 20;
+
+/// The storage folder a file lies in, when its path has the storage layout.
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// The storage folder of `file` when the file lies in `<root>/<folder>/<dir>/<id>.json`.
+    pub fn of(file: &str, folder: &str) -> Option<Store> {
+        let dir = Path::new(file).parent()?;
+        let kind = dir.parent()?;
+        if kind.file_name()? != folder {
+            return None;
+        }
+        let root = kind.parent()?.to_path_buf();
+        Some(Store { root })
+    }
+
+    /// A message of a session (`message/<session>/<message>.json`).
+    pub fn message(&self, session: &str, message: &str) -> Option<Map<String, Value>> {
+        let path = self
+            .root
+            .join("message")
+            .join(safe(session)?)
+            .join(format!("{}.json", safe(message)?));
+        read_object(&path)
+    }
+
+    /// A session's own file (`session/<any project>/<session>.json`).
+    pub fn session(&self, session: &str) -> Option<Map<String, Value>> {
+        let name = format!("{}.json", safe(session)?);
+        let projects = std::fs::read_dir(self.root.join("session")).ok()?;
+        projects
+            .flatten()
+            .map(|p| p.path().join(&name))
+            .find(|p| p.is_file())
+            .and_then(|p| read_object(&p))
+    }
+
+    /// The files of a session's messages made before `message`, newest first (ids sort by
+    /// the time they were made).
+    pub fn earlier_messages(&self, session: &str, message: &str) -> Vec<PathBuf> {
+        let (Some(s), Some(m)) = (safe(session), safe(message)) else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(self.root.join("message").join(s)) else {
+            return Vec::new();
+        };
+        let this = format!("{m}.json");
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(|n| *n < *this.as_str()))
+            .map(|e| e.path())
+            .collect();
+        paths.sort();
+        paths.reverse();
+        paths
+    }
+
+    /// One storage document, if it is a JSON object of a readable size.
+    pub fn read(path: &Path) -> Option<Map<String, Value>> {
+        read_object(path)
+    }
+
+    /// A message's parts (`part/<message>/*.json`), in the order of their ids.
+    pub fn parts(&self, message: &str) -> Vec<Map<String, Value>> {
+        let Some(m) = safe(message) else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(self.root.join("part").join(m)) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        paths.iter().filter_map(|p| read_object(p)).collect()
+    }
+}
+
+/// An id as a path component: OpenCode's ids are `[A-Za-z0-9_-]`; anything else is not
+/// looked up.
+fn safe(id: &str) -> Option<&str> {
+    let ok = !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    ok.then_some(id)
+}
+
+fn read_object(path: &Path) -> Option<Map<String, Value>> {
+    if std::fs::metadata(path).ok()?.len() > MAX_NEIGHBOUR_BYTES {
+        return None;
+    }
+    match serde_json::from_slice(&std::fs::read(path).ok()?).ok()? {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
+}
+
+/// The millisecond an ascending OpenCode id (`msg_…`, `prt_…`) was made, given a time near
+/// it. The id's first 12 hex digits are the low 48 bits of `ms × 0x1000 + counter`
+/// (OpenCode's `Identifier.ascending`): the millisecond modulo 2^36 (about 795 days), placed
+/// nearest `near_ms`.
+pub fn id_millis(id: &str, near_ms: i64) -> Option<i64> {
+    let hex = id.split_once('_')?.1.get(..12)?;
+    let v = u64::from_str_radix(hex, 16).ok()?;
+    // i128: `near_ms` comes from the file and may be any i64.
+    let (low, near) = (i128::from(v >> 12), i128::from(near_ms));
+    let period = 1i128 << 36;
+    let base = near - near.rem_euclid(period) + low;
+    let best = [base - period, base, base + period]
+        .into_iter()
+        .min_by_key(|c| (c - near).abs())?;
+    i64::try_from(best).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_gives_the_millisecond_it_was_made() {
+        // A real user message of 2026-03-05: id made 13 ms before its `time.created`.
+        let ms = id_millis("msg_cbbd98650001z0awFImeNERFe5", 1_772_678_121_053);
+        assert_eq!(ms, Some(1_772_678_121_040));
+        assert_eq!(id_millis("prt_zz", 1), None);
+        assert!(id_millis("prt_ffffffffffff", i64::MAX).is_none_or(|ms| ms > 0));
+        assert!(id_millis("prt_000000000000", i64::MIN).is_some());
+        assert_eq!(id_millis("nounderscore", 1), None);
+    }
+
+    #[test]
+    fn only_plain_ids_are_looked_up() {
+        assert_eq!(
+            safe("ses_3442679b5ffe5Ah2xbk3JHlP6j"),
+            Some("ses_3442679b5ffe5Ah2xbk3JHlP6j")
+        );
+        assert_eq!(safe("../etc"), None);
+        assert_eq!(safe(""), None);
+        assert!(Store::of("x/storage/part/msg_1/prt_1.json", "part").is_some());
+        assert!(Store::of("x/storage/message/ses_1/msg_1.json", "part").is_none());
+    }
+}
