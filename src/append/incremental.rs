@@ -97,28 +97,8 @@ impl Run<'_> {
         };
         let old_row: HashMap<&str, &FileSummary> =
             old_rows.iter().map(|f| (f.file.as_str(), f)).collect();
-        let format_of: Vec<String> = names
-            .iter()
-            .enumerate()
-            .map(
-                |(f, name)| match (&reads.sum[f], old_row.get(name.as_str())) {
-                    (Some(r), _) if !r.format.is_empty() => r.format.clone(),
-                    (_, Some(o)) => o.format.clone(),
-                    _ => Format::Runlog.name().to_string(),
-                },
-            )
-            .collect();
-        // An event of file f at `line` was in the warehouse before this run.
-        let grown_lines: Vec<Option<u64>> = names
-            .iter()
-            .map(
-                |name| match to_read.iter().find(|i| &i.name == name).map(|i| i.change) {
-                    None => Some(u64::MAX),
-                    Some(Change::Grown { lines, .. }) => Some(lines),
-                    Some(_) => None,
-                },
-            )
-            .collect();
+        let format_of = formats(&names, &reads, &old_row);
+        let grown_lines = kept_lines_before(&names, &to_read);
         let mut touched: BTreeSet<u32> = reads.by_bucket.keys().copied().collect();
         for name in &retracted {
             match m.inputs.get(*name) {
@@ -347,6 +327,36 @@ impl Run<'_> {
         self.stamp(&mut index, inputs);
         index
     }
+}
+
+/// Each file's format: as this run read it, else as the warehouse recorded it.
+fn formats(names: &[String], reads: &Reads, old_row: &HashMap<&str, &FileSummary>) -> Vec<String> {
+    names
+        .iter()
+        .enumerate()
+        .map(
+            |(f, name)| match (&reads.sum[f], old_row.get(name.as_str())) {
+                (Some(r), _) if !r.format.is_empty() => r.format.clone(),
+                (_, Some(o)) => o.format.clone(),
+                _ => Format::Runlog.name().to_string(),
+            },
+        )
+        .collect()
+}
+
+/// Per file: an event of it at a line up to this was in the warehouse before this run
+/// (`u64::MAX`: a file not read again; `None`: a file read whole again).
+fn kept_lines_before(names: &[String], to_read: &[&Input]) -> Vec<Option<u64>> {
+    names
+        .iter()
+        .map(
+            |name| match to_read.iter().find(|i| &i.name == name).map(|i| i.change) {
+                None => Some(u64::MAX),
+                Some(Change::Grown { lines, .. }) => Some(lines),
+                Some(_) => None,
+            },
+        )
+        .collect()
 }
 
 /// Adds up the buckets' outcomes (`Err`: a bucket's reason to read everything again); the
