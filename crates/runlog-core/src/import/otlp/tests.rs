@@ -281,8 +281,9 @@ fn other_spans_logs_and_a_pretty_printed_document_are_kept() {
 
 #[test]
 fn bad_lines_are_rejected_without_panic() {
-    let (evs, rejected) = feed(
-        &mut OtlpImporter::new(&context("t.jsonl")),
+    let mut imp = OtlpImporter::new(&context("t.jsonl"));
+    let (evs, mut rejected) = feed(
+        &mut imp,
         &[
             "[1]",
             r#"{"resourceSpans": 3}"#,
@@ -290,6 +291,14 @@ fn bad_lines_are_rejected_without_panic() {
             r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz"}]}]}]}"#,
         ],
     );
+    // Whole-object lines are decoded together once held: rejected when the file ends.
+    let late = imp.rejects();
+    assert_eq!(late.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 4]);
+    for r in &late {
+        assert!(r.1.contains("invalid OTLP TracesData"), "{}", r.1);
+    }
+    rejected.extend(late.iter().map(|r| r.0));
+    rejected.sort_unstable();
     assert!(evs.is_empty());
     assert_eq!(rejected, [1, 2, 3, 4]);
 }

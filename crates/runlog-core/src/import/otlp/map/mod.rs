@@ -14,6 +14,7 @@ mod tree;
 
 use std::collections::{BTreeMap, HashMap};
 
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use super::{LogRecord, Span};
@@ -142,8 +143,25 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         roots: BTreeMap::new(),
         unfinished: BTreeMap::new(),
     };
-    for i in 0..spans.len() {
-        m.span(i);
+    // Each span's events are made on their own (in parallel), then taken in span order.
+    let made: Vec<(Vec<Pending>, SpanMarks)> = (0..spans.len())
+        .into_par_iter()
+        .map(|i| {
+            let mut o = Out {
+                pending: Vec::new(),
+            };
+            let marks = m.span(i, &mut o);
+            (o.pending, marks)
+        })
+        .collect();
+    for (pending, marks) in made {
+        m.o.pending.extend(pending);
+        if let Some((key, first)) = marks.unfinished {
+            let e = m.unfinished.entry(key).or_insert(first);
+            *e = (*e).min(first);
+        }
+        let (root, at, line) = marks.root;
+        m.first_of_root(root, at, line);
     }
     for r in &logs {
         let ctx = m.log_ctx(file_rel, r);
@@ -186,8 +204,16 @@ struct Mapper<'a> {
     unfinished: BTreeMap<(String, String), (i64, u64)>,
 }
 
-impl Mapper<'_> {
-    fn span(&mut self, i: usize) {
+/// What a span's mapping leaves beside its events: the invocation it opens without its
+/// agent span (root and missing span id, to its first time and line), and its tree's root
+/// with its time and line.
+struct SpanMarks<'a> {
+    unfinished: Option<((String, String), (i64, u64))>,
+    root: (&'a str, i64, u64),
+}
+
+impl<'m> Mapper<'m> {
+    fn span(&self, i: usize, o: &mut Out) -> SpanMarks<'m> {
         let span = &self.spans[i];
         let ctx = &self.ctxs[i];
         let excs = self
@@ -202,7 +228,6 @@ impl Mapper<'_> {
             },
             None => LastCall::default(),
         };
-        let o = &mut self.o;
         match self.ops[i] {
             Op::Agent => {
                 let parent = match &self.anchors[i] {
@@ -247,16 +272,16 @@ impl Mapper<'_> {
             );
         }
         let at = ts_or(span.start, span.end);
-        if let Anchor::Missing(parent) = &self.anchors[i] {
-            if matches!(self.ops[i], Op::Inference | Op::Tool) {
-                let e = self
-                    .unfinished
-                    .entry((ctx.root.clone(), parent.clone()))
-                    .or_insert((at, span.line));
-                *e = (*e).min((at, span.line));
+        let unfinished = match &self.anchors[i] {
+            Anchor::Missing(parent) if matches!(self.ops[i], Op::Inference | Op::Tool) => {
+                Some(((ctx.root.clone(), parent.clone()), (at, span.line)))
             }
+            _ => None,
+        };
+        SpanMarks {
+            unfinished,
+            root: (&ctx.root, at, span.line),
         }
-        self.first_of_root(&ctx.root, at, span.line);
     }
 
     /// The exception log records that name span `i`.
