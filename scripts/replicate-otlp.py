@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replicates the OTLP JSON samples (tests/samples/otlp/*.jsonl, real Pydantic AI and OpenAI
+"""Replicates the OTLP JSON agent samples (tests/samples/otlp/, real Pydantic AI and OpenAI
 Agents SDK output) into one Collector-style file of a target size, with renamed ids.
 
     scripts/replicate-otlp.py OUT.jsonl [MB]        (default 57 MB)
@@ -25,7 +25,7 @@ def main():
     target = float(sys.argv[2] if len(sys.argv) > 2 else 57) * 1e6
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "samples", "otlp")
     texts = [open(os.path.join(src, n), encoding="utf-8").read()
-             for n in sorted(os.listdir(src)) if n.endswith(".jsonl")]
+             for n in ("openai_agents.jsonl", "pydantic_ai_agents.jsonl")]
     total, k = 0, 0
     with open(out, "wb") as f:
         while total < target:

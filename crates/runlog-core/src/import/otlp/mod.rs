@@ -11,6 +11,9 @@
 
 mod lean;
 mod map;
+mod proto;
+
+pub use proto::is_framed as is_proto_stream;
 
 use std::sync::Arc;
 
@@ -136,6 +139,22 @@ impl OtlpImporter {
             document_lines: Vec::new(),
             file_rel: ctx.rel.clone(),
         }
+    }
+
+    /// Reads a whole OTLP protobuf file ([`is_proto_stream`]): message k stands for line k.
+    /// Returns how many messages (numbered lines) it held.
+    pub fn read_proto(&mut self, bytes: &[u8]) -> u64 {
+        let (decoded, count) = proto::read(bytes);
+        for d in decoded {
+            match d {
+                Ok(d) => {
+                    self.spans.extend(d.spans);
+                    self.logs.extend(d.logs);
+                }
+                Err(rejected) => self.rejected.push(rejected),
+            }
+        }
+        count
     }
 
     /// Decodes the held lines, in parallel, and takes their spans and records in the
