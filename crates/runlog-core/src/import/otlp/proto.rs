@@ -37,9 +37,12 @@ fn decode(k: u64, msg: &[u8]) -> Result<Decoded, String> {
     Ok(out)
 }
 
+/// A message that was not read: its number, the reason, an excerpt.
+pub(super) type Rejected = (u64, String, String);
+
 /// The framed messages of a whole file, decoded in parallel: what each gave, in order, or
-/// why it was rejected (message number, reason, excerpt); and how many there were.
-pub(super) fn read(bytes: &[u8]) -> (Vec<Result<Decoded, (u64, String, String)>>, u64) {
+/// why it was rejected; and how many there were.
+pub(super) fn read(bytes: &[u8]) -> (Vec<Result<Decoded, Rejected>>, u64) {
     let mut messages: Vec<(u64, &[u8])> = Vec::new();
     let mut cut = None;
     let mut at = 0;
@@ -64,7 +67,7 @@ pub(super) fn read(bytes: &[u8]) -> (Vec<Result<Decoded, (u64, String, String)>>
             }
         }
     }
-    let mut out: Vec<Result<Decoded, (u64, String, String)>> = messages
+    let mut out: Vec<Result<Decoded, Rejected>> = messages
         .par_iter()
         .map(|&(k, msg)| decode(k, msg).map_err(|reason| (k, reason, excerpt(&[]))))
         .collect();

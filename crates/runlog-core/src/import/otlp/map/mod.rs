@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use super::{LogRecord, Span};
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 use crate::import::event;
 use attrs::{finish_reasons, log_record, op_of, span_record};
 use errors::span_error;
@@ -61,6 +61,23 @@ pub(super) struct Out {
 }
 
 impl Out {
+    /// An event whose data is already JSON text (an object with members).
+    fn push_text(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: String) {
+        let ev = Event {
+            seq: 0,
+            ts,
+            root: ctx.root.as_str().into(),
+            session: ctx.session.as_str().into(),
+            turn: ctx.turn.as_deref().map(Into::into),
+            kind: kind.into(),
+            index: PayloadIndex::of(kind, &data),
+            data: data.into(),
+            file: 0,
+            line,
+        };
+        self.pending_event(ts, phase, ctx, ev);
+    }
+
     fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
         let mut ev = event(
             0,
@@ -72,6 +89,10 @@ impl Out {
             data,
         );
         ev.line = line;
+        self.pending_event(ts, phase, ctx, ev);
+    }
+
+    fn pending_event(&mut self, ts: i64, phase: u8, ctx: &Ctx, ev: Event) {
         let depth = match phase {
             PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
             _ => ctx.depth,
@@ -244,7 +265,7 @@ impl<'m> Mapper<'m> {
                 if role == Role::Container {
                     let at = ts_or(span.start, span.end);
                     let kind = format!("otlp:{}", span.name);
-                    o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+                    o.push_text(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
                 }
                 agent_events(o, span, ctx, opening, role != Role::Container, &last, excs)
             }
@@ -256,7 +277,7 @@ impl<'m> Mapper<'m> {
             Op::Other => {
                 let kind = format!("otlp:{}", span.name);
                 let at = ts_or(span.start, span.end);
-                o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+                o.push_text(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
             }
         }
         for e in &span.events {
