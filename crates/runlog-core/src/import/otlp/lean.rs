@@ -3,7 +3,9 @@
 //! (whose `AnyValue` buffers every value before reading it). It reads what those types
 //! read, the same way (the OTLP/JSON encoding as `opentelemetry-proto` 0.33 decodes it);
 //! what it does not take on (bytes values, ids that are not plain hex) is an error, and the
-//! line is then read with the message types.
+//! line is then read with the message types. One difference: an array or key-value list
+//! whose empty `values` is left out, as protobuf's JSON writes it, is empty here (the
+//! message types reject the whole line).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -321,13 +323,15 @@ impl<'de> Deserialize<'de> for Int {
     }
 }
 
-/// `ArrayValue`: `values` (required).
+/// `ArrayValue`: `values`, absent when empty (protobuf's JSON leaves out an empty repeated
+/// field: OpenLIT's `gen_ai.request.stop_sequences` is `{"arrayValue":{}}`).
 struct ArrayValue(Vec<Value>);
 
 impl<'de> Deserialize<'de> for ArrayValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
         struct Raw {
+            #[serde(default)]
             values: Vec<AnyValue>,
         }
         let raw = Raw::deserialize(d)?;
@@ -335,13 +339,14 @@ impl<'de> Deserialize<'de> for ArrayValue {
     }
 }
 
-/// `KeyValueList`: `values` (required).
+/// `KeyValueList`: `values`, absent when empty.
 struct KvList(Map<String, Value>);
 
 impl<'de> Deserialize<'de> for KvList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
         struct Raw {
+            #[serde(default)]
             values: Attrs,
         }
         Raw::deserialize(d).map(|r| KvList(r.values.0))

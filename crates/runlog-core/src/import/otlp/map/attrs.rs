@@ -23,6 +23,14 @@ pub(super) fn int_attr(attrs: &Map<String, Value>, keys: &[&str]) -> Option<u64>
 }
 
 pub(super) fn op_of(span: &Span) -> Op {
+    // LangSmith's OpenTelemetry export names its run type in `langsmith.span.kind` and
+    // guesses `gen_ai.operation.name` apart from it (`chat` on a prompt template's run,
+    // `chain` on the chat model's): the run type decides.
+    match str_attr(&span.attrs, &["langsmith.span.kind"]) {
+        Some("llm") => return Op::Inference,
+        Some("chain" | "prompt" | "parser") => return Op::Other,
+        _ => {}
+    }
     let op = str_attr(&span.attrs, &["gen_ai.operation.name"]);
     let oi = str_attr(&span.attrs, &["openinference.span.kind"]);
     match (op, oi) {
@@ -32,6 +40,11 @@ pub(super) fn op_of(span: &Span) -> Op {
         }
         (Some("execute_tool"), _) | (_, Some("TOOL")) => Op::Tool,
         (Some(_), _) | (_, Some(_)) => Op::Other,
+        // OpenLLMetry (Traceloop) names no operation; its chat model spans say
+        // `llm.request.type`.
+        (None, None) if str_attr(&span.attrs, &["llm.request.type"]) == Some("chat") => {
+            Op::Inference
+        }
         (None, None) => {
             let first = span.name.split(' ').next().unwrap_or("");
             match first {

@@ -123,12 +123,13 @@ pub(super) const PHASE_IDLE: u8 = 3;
 
 /// The file's events, in time order, numbered from 0.
 pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: &mut Vec<Event>) {
-    let ops: Vec<Op> = spans.iter().map(op_of).collect();
+    let mut ops: Vec<Op> = spans.iter().map(op_of).collect();
     let by_id: HashMap<(&str, &str), usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
         .collect();
+    outer_layers(&spans, &mut ops, &by_id);
     let anchors = anchors(&spans, &ops, &by_id);
     let roles = roles(&ops, &anchors);
     let ctxs = contexts(&Tree {
@@ -201,6 +202,39 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         let mut ev = p.ev;
         ev.seq = seq as u64;
         out.push(ev);
+    }
+}
+
+/// One model call traced at two layers (OpenLIT traces LangChain's `chat` and, inside it, the
+/// OpenAI SDK's `chat` of the same request): an inference span with an inference span below
+/// it, before any agent span, is the outer layer of the calls below, kept as a span of its
+/// own (`otlp:<name>`); the innermost are the model calls.
+fn outer_layers(spans: &[Span], ops: &mut [Op], by_id: &HashMap<(&str, &str), usize>) {
+    let mut outer = Vec::new();
+    for (i, s) in spans.iter().enumerate() {
+        if ops[i] != Op::Inference {
+            continue;
+        }
+        let mut cur = s;
+        // Bounded walk: a cycle of parent ids in bad input ends it.
+        for _ in 0..1024 {
+            if cur.parent.is_empty() {
+                break;
+            }
+            match by_id.get(&(cur.trace.as_str(), cur.parent.as_str())) {
+                Some(&p) if ops[p] == Op::Agent => break,
+                Some(&p) => {
+                    if ops[p] == Op::Inference {
+                        outer.push(p);
+                    }
+                    cur = &spans[p];
+                }
+                None => break,
+            }
+        }
+    }
+    for p in outer {
+        ops[p] = Op::Other;
     }
 }
 
