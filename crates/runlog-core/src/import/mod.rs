@@ -55,7 +55,7 @@ pub enum Format {
     GeminiCli,
     /// `opencode run --format json` event streams.
     Opencode,
-    /// OpenTelemetry traces and logs as OTLP JSON (the Collector's file exporter).
+    /// OpenTelemetry traces and logs as OTLP JSON or protobuf (the Collector's file exporter).
     Otlp,
 }
 

@@ -11,7 +11,7 @@ use crate::decode::{excerpt, EXCERPT_BYTES};
 use crate::decode::{parse_envelope_after, parse_line_general, peek_head, LastMinute};
 use crate::error::{Error, Result};
 use crate::event::{Event, Id, Kind, KindSet};
-use crate::import::{self, FileContext, Format};
+use crate::import::{self, FileContext, Format, Importer as _};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -353,6 +353,14 @@ fn read_lines<R: BufRead>(
     compression: &str,
     at_file_start: bool,
 ) {
+    if at_file_start && matches!(opts.format, Format::Auto | Format::Otlp) {
+        if let Ok(head) = r.fill_buf() {
+            if import::otlp::is_proto_stream(head) {
+                read_otlp_proto(ctx, r, out, compression);
+                return;
+            }
+        }
+    }
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
     let spill = opts.spill.as_deref().map(SpillBatch::new);
@@ -411,6 +419,40 @@ fn read_lines<R: BufRead>(
     }
     lines.finish(out, line_no);
     out.line_count = line_no;
+}
+
+/// An OTLP protobuf file (the Collector's file exporter with `format: proto`), read whole
+/// by the OTLP importer: message k is numbered as line k.
+fn read_otlp_proto<R: BufRead>(
+    ctx: &FileContext,
+    r: &mut R,
+    out: &mut FileRead,
+    compression: &str,
+) {
+    let mut bytes = Vec::new();
+    let broken = r.read_to_end(&mut bytes).err();
+    let mut imp = import::otlp::OtlpImporter::new(ctx);
+    let mut messages = imp.read_proto(&bytes);
+    imp.finish(&mut out.events);
+    for (line, reason, ex) in imp.rejects() {
+        push_reject(out, &ctx.name, line, reason, ex);
+    }
+    if let Some(e) = broken {
+        // As a broken line stream: what was read stays, the break is a reject after it.
+        messages += 1;
+        let reason = format!("{compression} stream broken: {e}");
+        push_reject(out, &ctx.name, messages, reason, excerpt(&[]));
+    }
+    for ev in &mut out.events {
+        if ev.line == 0 {
+            ev.line = messages.max(1);
+        }
+        ev.file = ctx.file_idx;
+    }
+    out.summary.lines = messages;
+    out.line_count = messages;
+    out.summary.format = Format::Otlp.name().to_string();
+    out.format = Format::Otlp;
 }
 
 /// Where a file's non-blank lines go: the canonical decoder or the file format's importer.

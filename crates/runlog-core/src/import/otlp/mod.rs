@@ -9,16 +9,22 @@
 //! before the file ends; then [`map`] turns the whole file's spans and records into canonical
 //! events in time order.
 
+mod lean;
 mod map;
+mod proto;
+
+pub use proto::is_framed as is_proto_stream;
 
 use std::sync::Arc;
 
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
 use opentelemetry_proto::tonic::logs::v1::LogsData;
 use opentelemetry_proto::tonic::trace::v1::TracesData;
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use super::{FileContext, Importer};
+use crate::decode::excerpt;
 use crate::event::Event;
 
 /// Whether a line (trimmed) opens the first member of a pretty-printed OTLP JSON document:
@@ -91,6 +97,11 @@ pub(crate) struct LogRecord {
 pub struct OtlpImporter {
     spans: Vec<Span>,
     logs: Vec<LogRecord>,
+    /// Whole-object lines not decoded yet, decoded in parallel when [`BATCH_BYTES`] of them
+    /// are held (or before any other line, so that spans keep the file's order).
+    batch: Batch,
+    /// Batch lines that did not decode: (line, reason, masked excerpt).
+    rejected: Vec<(u64, String, String)>,
     /// Lines that are not JSON on their own: the parts of one pretty-printed document,
     /// parsed together when the file ends. (line of the first part, text so far)
     document: Option<(u64, Vec<u8>)>,
@@ -99,122 +110,221 @@ pub struct OtlpImporter {
     file_rel: String,
 }
 
+/// How many bytes of whole-object lines are held before they are decoded together.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// Whole-object lines held for decoding: their text, one after the other, and each line's
+/// number and end in it.
+#[derive(Default)]
+struct Batch {
+    text: Vec<u8>,
+    lines: Vec<(u64, usize)>,
+}
+
+/// What one line decodes to.
+#[derive(Default)]
+struct Decoded {
+    spans: Vec<Span>,
+    logs: Vec<LogRecord>,
+}
+
 impl OtlpImporter {
     pub fn new(ctx: &FileContext) -> Self {
         OtlpImporter {
             spans: Vec::new(),
             logs: Vec::new(),
+            batch: Batch::default(),
+            rejected: Vec::new(),
             document: None,
             document_lines: Vec::new(),
             file_rel: ctx.rel.clone(),
         }
     }
 
-    /// Reads one OTLP JSON object (`TracesData`, `LogsData` or their export requests, which
-    /// have the same shape).
-    fn read_object(&mut self, line_no: u64, value: Value) -> Result<(), String> {
-        let Value::Object(o) = value else {
-            return Err("record is not a JSON object".into());
-        };
-        if o.contains_key("resourceSpans") {
-            let data: TracesData = serde_json::from_value(Value::Object(o))
-                .map_err(|e| format!("invalid OTLP TracesData: {e}"))?;
-            self.read_traces(line_no, data);
-            Ok(())
-        } else if o.contains_key("resourceLogs") {
-            let data: LogsData = serde_json::from_value(Value::Object(o))
-                .map_err(|e| format!("invalid OTLP LogsData: {e}"))?;
-            self.read_logs(line_no, data);
-            Ok(())
-        } else {
-            Err("not an OTLP JSON object (no resourceSpans or resourceLogs)".into())
+    /// Reads a whole OTLP protobuf file ([`is_proto_stream`]): message k stands for line k.
+    /// Returns how many messages (numbered lines) it held.
+    pub fn read_proto(&mut self, bytes: &[u8]) -> u64 {
+        let (decoded, count) = proto::read(bytes);
+        for d in decoded {
+            match d {
+                Ok(d) => {
+                    self.spans.extend(d.spans);
+                    self.logs.extend(d.logs);
+                }
+                Err(rejected) => self.rejected.push(rejected),
+            }
         }
+        count
     }
 
-    fn read_traces(&mut self, line: u64, data: TracesData) {
-        for rs in data.resource_spans {
-            let resource = Arc::new(resource_attrs(rs.resource.map(|r| r.attributes)));
-            for ss in rs.scope_spans {
-                let scope = Arc::new(scope_value(ss.scope));
-                for s in ss.spans {
-                    let (status, status_message) =
-                        s.status.map(|st| (st.code, st.message)).unwrap_or_default();
-                    self.spans.push(Span {
-                        line,
-                        trace: hex(&s.trace_id),
-                        id: hex(&s.span_id),
-                        parent: hex(&s.parent_span_id),
-                        name: s.name,
-                        kind: s.kind,
-                        start: micros(s.start_time_unix_nano),
-                        end: micros(s.end_time_unix_nano),
-                        status,
-                        status_message,
-                        attrs: attrs(s.attributes),
-                        events: s
-                            .events
-                            .into_iter()
-                            .map(|e| SpanEvent {
-                                ts: micros(e.time_unix_nano),
-                                name: e.name,
-                                attrs: attrs(e.attributes),
-                            })
-                            .collect(),
-                        links: s
-                            .links
-                            .into_iter()
-                            .map(|l| {
-                                json!({
-                                    "trace_id": hex(&l.trace_id),
-                                    "span_id": hex(&l.span_id),
-                                    "attributes": attrs(l.attributes),
-                                })
-                            })
-                            .collect(),
-                        scope: scope.clone(),
-                        resource: resource.clone(),
-                    });
+    /// Decodes the held lines, in parallel, and takes their spans and records in the
+    /// file's order.
+    fn flush(&mut self) {
+        if self.batch.lines.is_empty() {
+            return;
+        }
+        let Batch { text, lines } = std::mem::take(&mut self.batch);
+        let decoded: Vec<Result<Decoded, String>> = (0..lines.len())
+            .into_par_iter()
+            .map(|i| {
+                let start = if i == 0 { 0 } else { lines[i - 1].1 };
+                decode_line(lines[i].0, &text[start..lines[i].1])
+            })
+            .collect();
+        for (i, d) in decoded.into_iter().enumerate() {
+            match d {
+                Ok(d) => {
+                    self.spans.extend(d.spans);
+                    self.logs.extend(d.logs);
+                }
+                Err(reason) => {
+                    let start = if i == 0 { 0 } else { lines[i - 1].1 };
+                    let line = &text[start..lines[i].1];
+                    self.rejected.push((lines[i].0, reason, excerpt(line)));
                 }
             }
         }
+        self.batch.text = text;
+        self.batch.text.clear();
     }
+}
 
-    fn read_logs(&mut self, line: u64, data: LogsData) {
-        for rl in data.resource_logs {
-            let resource = Arc::new(resource_attrs(rl.resource.map(|r| r.attributes)));
-            for sl in rl.scope_logs {
-                let scope = Arc::new(scope_value(sl.scope));
-                for r in sl.log_records {
-                    let attrs = attrs(r.attributes);
-                    let name = if !r.event_name.is_empty() {
-                        r.event_name
-                    } else {
-                        match attrs.get("event.name").and_then(Value::as_str) {
-                            Some(n) if !n.is_empty() => n.to_string(),
-                            _ => "log".to_string(),
-                        }
-                    };
-                    let ts = match micros(r.time_unix_nano) {
-                        0 => micros(r.observed_time_unix_nano),
-                        t => t,
-                    };
-                    self.logs.push(LogRecord {
-                        line,
-                        ts,
-                        trace: hex(&r.trace_id),
-                        span: hex(&r.span_id),
-                        name,
-                        severity_number: r.severity_number,
-                        severity_text: r.severity_text,
-                        body: r.body.map(any_to_json).unwrap_or(Value::Null),
-                        attrs,
-                        scope: scope.clone(),
-                        resource: resource.clone(),
-                    });
-                }
+/// One line that is a whole JSON object: the common shapes (the Collector's file exporter,
+/// `runlog collect`'s spool) decoded straight into the message types, without a JSON tree
+/// first; a line of another shape, or one that does not decode so, read the general way.
+fn decode_line(line_no: u64, line: &[u8]) -> Result<Decoded, String> {
+    let mut out = Decoded::default();
+    if line.starts_with(b"{\"resourceSpans\"") {
+        if lean::read_traces(&mut out, line_no, line).is_ok() {
+            return Ok(out);
+        }
+        out = Decoded::default();
+        if let Ok(data) = serde_json::from_slice::<TracesData>(line) {
+            read_traces(&mut out, line_no, data);
+            return Ok(out);
+        }
+    } else if line.starts_with(b"{\"resourceLogs\"") {
+        if let Ok(data) = serde_json::from_slice::<LogsData>(line) {
+            read_logs(&mut out, line_no, data);
+            return Ok(out);
+        }
+    }
+    let v = serde_json::from_slice::<Value>(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    read_object(&mut out, line_no, v)?;
+    Ok(out)
+}
+
+/// Reads one OTLP JSON object (`TracesData`, `LogsData` or their export requests, which
+/// have the same shape).
+fn read_object(out: &mut Decoded, line_no: u64, value: Value) -> Result<(), String> {
+    let Value::Object(o) = value else {
+        return Err("record is not a JSON object".into());
+    };
+    if o.contains_key("resourceSpans") {
+        let data: TracesData = serde_json::from_value(Value::Object(o))
+            .map_err(|e| format!("invalid OTLP TracesData: {e}"))?;
+        read_traces(out, line_no, data);
+        Ok(())
+    } else if o.contains_key("resourceLogs") {
+        let data: LogsData = serde_json::from_value(Value::Object(o))
+            .map_err(|e| format!("invalid OTLP LogsData: {e}"))?;
+        read_logs(out, line_no, data);
+        Ok(())
+    } else {
+        Err("not an OTLP JSON object (no resourceSpans or resourceLogs)".into())
+    }
+}
+
+fn read_traces(out: &mut Decoded, line: u64, data: TracesData) {
+    for rs in data.resource_spans {
+        let resource = Arc::new(resource_attrs(rs.resource.map(|r| r.attributes)));
+        for ss in rs.scope_spans {
+            let scope = Arc::new(scope_value(ss.scope));
+            for s in ss.spans {
+                let (status, status_message) =
+                    s.status.map(|st| (st.code, st.message)).unwrap_or_default();
+                out.spans.push(Span {
+                    line,
+                    trace: hex(&s.trace_id),
+                    id: hex(&s.span_id),
+                    parent: hex(&s.parent_span_id),
+                    name: s.name,
+                    kind: s.kind,
+                    start: micros(s.start_time_unix_nano),
+                    end: micros(s.end_time_unix_nano),
+                    status,
+                    status_message,
+                    attrs: attrs(s.attributes),
+                    events: s
+                        .events
+                        .into_iter()
+                        .map(|e| SpanEvent {
+                            ts: micros(e.time_unix_nano),
+                            name: e.name,
+                            attrs: attrs(e.attributes),
+                        })
+                        .collect(),
+                    links: s
+                        .links
+                        .into_iter()
+                        .map(|l| {
+                            json!({
+                                "trace_id": hex(&l.trace_id),
+                                "span_id": hex(&l.span_id),
+                                "attributes": attrs(l.attributes),
+                            })
+                        })
+                        .collect(),
+                    scope: scope.clone(),
+                    resource: resource.clone(),
+                });
             }
         }
     }
+}
+
+fn read_logs(out: &mut Decoded, line: u64, data: LogsData) {
+    for rl in data.resource_logs {
+        let resource = Arc::new(resource_attrs(rl.resource.map(|r| r.attributes)));
+        for sl in rl.scope_logs {
+            let scope = Arc::new(scope_value(sl.scope));
+            for r in sl.log_records {
+                let attrs = attrs(r.attributes);
+                let name = if !r.event_name.is_empty() {
+                    r.event_name
+                } else {
+                    match attrs.get("event.name").and_then(Value::as_str) {
+                        Some(n) if !n.is_empty() => n.to_string(),
+                        _ => "log".to_string(),
+                    }
+                };
+                let ts = match micros(r.time_unix_nano) {
+                    0 => micros(r.observed_time_unix_nano),
+                    t => t,
+                };
+                out.logs.push(LogRecord {
+                    line,
+                    ts,
+                    trace: hex(&r.trace_id),
+                    span: hex(&r.span_id),
+                    name,
+                    severity_number: r.severity_number,
+                    severity_text: r.severity_text,
+                    body: r.body.map(any_to_json).unwrap_or(Value::Null),
+                    attrs,
+                    scope: scope.clone(),
+                    resource: resource.clone(),
+                });
+            }
+        }
+    }
+}
+
+/// Whether a line is one whole JSON object of the common shapes, to be decoded with others
+/// in a batch: it cannot open a pretty-printed document (that first line ends with `[`).
+fn batchable(line: &[u8]) -> bool {
+    (line.starts_with(b"{\"resourceSpans\"") || line.starts_with(b"{\"resourceLogs\""))
+        && super::trim_ascii(line).ends_with(b"}")
 }
 
 impl Importer for OtlpImporter {
@@ -225,22 +335,23 @@ impl Importer for OtlpImporter {
             self.document_lines.push(line_no);
             return Ok(());
         }
-        // The common shapes (the Collector's file exporter, `runlog collect`'s spool) are
-        // decoded straight into the message types, without a JSON tree first; a line of
-        // another shape, or one that does not decode so, is read the general way below.
-        if line.starts_with(b"{\"resourceSpans\"") {
-            if let Ok(data) = serde_json::from_slice::<TracesData>(line) {
-                self.read_traces(line_no, data);
-                return Ok(());
+        if batchable(line) {
+            self.batch.text.extend_from_slice(line);
+            self.batch.lines.push((line_no, self.batch.text.len()));
+            if self.batch.text.len() >= BATCH_BYTES {
+                self.flush();
             }
-        } else if line.starts_with(b"{\"resourceLogs\"") {
-            if let Ok(data) = serde_json::from_slice::<LogsData>(line) {
-                self.read_logs(line_no, data);
-                return Ok(());
-            }
+            return Ok(());
         }
+        self.flush();
         match serde_json::from_slice::<Value>(line) {
-            Ok(v) => self.read_object(line_no, v),
+            Ok(v) => {
+                let mut out = Decoded::default();
+                read_object(&mut out, line_no, v)?;
+                self.spans.extend(out.spans);
+                self.logs.extend(out.logs);
+                Ok(())
+            }
             // The first line of a pretty-printed document (`{`); its parts follow.
             Err(_) if opens_document(line) => {
                 self.document = Some((line_no, line.to_vec()));
@@ -251,10 +362,14 @@ impl Importer for OtlpImporter {
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) {
+        self.flush();
         if let Some((first, text)) = self.document.take() {
+            let mut decoded = Decoded::default();
             let read = serde_json::from_slice::<Value>(&text)
                 .map_err(|e| format!("invalid JSON: {e}"))
-                .and_then(|v| self.read_object(first, v));
+                .and_then(|v| read_object(&mut decoded, first, v));
+            self.spans.extend(decoded.spans);
+            self.logs.extend(decoded.logs);
             if let Err(reason) = read {
                 // The document's lines cannot be rejected once read: the text is kept whole.
                 self.logs.push(LogRecord {
@@ -283,6 +398,10 @@ impl Importer for OtlpImporter {
             .map(|l| (l, "otlp document"))
             .collect()
     }
+
+    fn rejects(&mut self) -> Vec<(u64, String, String)> {
+        std::mem::take(&mut self.rejected)
+    }
 }
 
 /// Bytes as lower-case hex (the OTLP/JSON spelling of trace and span ids).
@@ -297,7 +416,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Nanoseconds since the epoch to microseconds (0 stays 0: "not recorded").
-fn micros(nanos: u64) -> i64 {
+pub(crate) fn micros(nanos: u64) -> i64 {
     i64::try_from(nanos / 1000).unwrap_or(i64::MAX)
 }
 

@@ -281,8 +281,9 @@ fn other_spans_logs_and_a_pretty_printed_document_are_kept() {
 
 #[test]
 fn bad_lines_are_rejected_without_panic() {
-    let (evs, rejected) = feed(
-        &mut OtlpImporter::new(&context("t.jsonl")),
+    let mut imp = OtlpImporter::new(&context("t.jsonl"));
+    let (evs, mut rejected) = feed(
+        &mut imp,
         &[
             "[1]",
             r#"{"resourceSpans": 3}"#,
@@ -290,6 +291,14 @@ fn bad_lines_are_rejected_without_panic() {
             r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz"}]}]}]}"#,
         ],
     );
+    // Whole-object lines are decoded together once held: rejected when the file ends.
+    let late = imp.rejects();
+    assert_eq!(late.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 4]);
+    for r in &late {
+        assert!(r.1.contains("invalid OTLP TracesData"), "{}", r.1);
+    }
+    rejected.extend(late.iter().map(|r| r.0));
+    rejected.sort_unstable();
     assert!(evs.is_empty());
     assert_eq!(rejected, [1, 2, 3, 4]);
 }
@@ -420,4 +429,65 @@ fn an_openinference_workflow_is_the_interval_and_its_agents_are_turns() {
     assert!(evs
         .iter()
         .all(|e| &*e.root == TRACE && &*e.session == TRACE));
+}
+
+/// A framed OTLP protobuf file of one agent span, then a message that does not decode and
+/// one cut short: the span's events, two rejects, no panic.
+#[test]
+fn protobuf_messages_are_read_and_bad_ones_rejected() {
+    use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span as PSpan};
+    use prost::Message;
+    let kv = |k: &str, v: &str| KeyValue {
+        key: k.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(v.into())),
+        }),
+        ..Default::default()
+    };
+    let data = TracesData {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans: vec![PSpan {
+                    trace_id: vec![0x46; 16],
+                    span_id: vec![0xab; 8],
+                    name: "invoke_agent a".into(),
+                    start_time_unix_nano: 1_796_499_117_000_000_000,
+                    end_time_unix_nano: 1_796_499_118_000_000_000,
+                    attributes: vec![
+                        kv("gen_ai.operation.name", "invoke_agent"),
+                        kv("gen_ai.conversation.id", "conv-1"),
+                    ],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let mut file = Vec::new();
+    for msg in [data.encode_to_vec(), vec![0x0a, 0x05, 0x01]] {
+        file.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+        file.extend_from_slice(&msg);
+    }
+    file.extend_from_slice(&[0, 0, 0, 9, 0x0a]);
+    assert!(is_proto_stream(&file));
+    assert!(!is_proto_stream(b"{\"resourceSpans\":[]}\n"));
+    let mut imp = OtlpImporter::new(&context("t.binpb"));
+    assert_eq!(imp.read_proto(&file), 3);
+    let mut evs = Vec::new();
+    imp.finish(&mut evs);
+    let rejected: Vec<u64> = imp.rejects().iter().map(|r| r.0).collect();
+    assert_eq!(rejected, [2, 3]);
+    assert_eq!(
+        kinds(&evs),
+        [
+            "session/start",
+            "inbox/receipt",
+            "turn/start",
+            "turn/end",
+            "agent/idle"
+        ]
+    );
+    assert!(evs.iter().all(|e| &*e.root == "conv-1" && e.line == 1));
 }

@@ -2,6 +2,7 @@
 //! operations, tool names and call ids, finish reasons and usage, and whole spans and log
 //! records as the data of the `otlp:<name>` events that keep them.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use super::Op;
@@ -22,6 +23,14 @@ pub(super) fn int_attr(attrs: &Map<String, Value>, keys: &[&str]) -> Option<u64>
 }
 
 pub(super) fn op_of(span: &Span) -> Op {
+    // LangSmith's OpenTelemetry export names its run type in `langsmith.span.kind` and
+    // guesses `gen_ai.operation.name` apart from it (`chat` on a prompt template's run,
+    // `chain` on the chat model's): the run type decides.
+    match str_attr(&span.attrs, &["langsmith.span.kind"]) {
+        Some("llm") => return Op::Inference,
+        Some("chain" | "prompt" | "parser") => return Op::Other,
+        _ => {}
+    }
     let op = str_attr(&span.attrs, &["gen_ai.operation.name"]);
     let oi = str_attr(&span.attrs, &["openinference.span.kind"]);
     match (op, oi) {
@@ -31,6 +40,11 @@ pub(super) fn op_of(span: &Span) -> Op {
         }
         (Some("execute_tool"), _) | (_, Some("TOOL")) => Op::Tool,
         (Some(_), _) | (_, Some(_)) => Op::Other,
+        // OpenLLMetry (Traceloop) names no operation; its chat model spans say
+        // `llm.request.type`.
+        (None, None) if str_attr(&span.attrs, &["llm.request.type"]) == Some("chat") => {
+            Op::Inference
+        }
         (None, None) => {
             let first = span.name.split(' ').next().unwrap_or("");
             match first {
@@ -201,34 +215,42 @@ pub(super) fn usage(a: &Map<String, Value>) -> Option<Value> {
     }))
 }
 
-/// The whole span, for an `otlp:<name>` event.
-pub(super) fn span_record(span: &Span) -> Value {
-    let mut m = Map::new();
-    m.insert("trace_id".into(), span.trace.clone().into());
-    m.insert("span_id".into(), span.id.clone().into());
-    if !span.parent.is_empty() {
-        m.insert("parent_span_id".into(), span.parent.clone().into());
+/// The whole span, for an `otlp:<name>` event: its JSON text, written from the span without
+/// a copy, members in the order of a JSON map (by name) as every event's data is.
+pub(super) fn span_record(span: &Span) -> String {
+    serde_json::to_string(&SpanRecord(span)).unwrap_or_else(|_| "{}".to_string())
+}
+
+struct SpanRecord<'a>(&'a Span);
+
+impl Serialize for SpanRecord<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let span = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("attributes", &span.attrs)?;
+        m.serialize_entry("end_us", &span.end)?;
+        m.serialize_entry("kind", &span.kind)?;
+        if !span.links.is_empty() {
+            m.serialize_entry("links", &span.links)?;
+        }
+        m.serialize_entry("name", &span.name)?;
+        if !span.parent.is_empty() {
+            m.serialize_entry("parent_span_id", &span.parent)?;
+        }
+        m.serialize_entry("resource", &*span.resource)?;
+        m.serialize_entry("scope", &*span.scope)?;
+        m.serialize_entry("span_id", &span.id)?;
+        m.serialize_entry("start_us", &span.start)?;
+        if span.status != 0 || !span.status_message.is_empty() {
+            let status = json!({"code": span.status, "message": span.status_message});
+            m.serialize_entry("status", &status)?;
+        }
+        m.serialize_entry("trace_id", &span.trace)?;
+        if span.start == 0 {
+            m.serialize_entry("ts_synthetic", &true)?;
+        }
+        m.end()
     }
-    m.insert("name".into(), span.name.clone().into());
-    m.insert("kind".into(), span.kind.into());
-    m.insert("start_us".into(), span.start.into());
-    m.insert("end_us".into(), span.end.into());
-    if span.status != 0 || !span.status_message.is_empty() {
-        m.insert(
-            "status".into(),
-            json!({"code": span.status, "message": span.status_message}),
-        );
-    }
-    m.insert("attributes".into(), Value::Object(span.attrs.clone()));
-    if !span.links.is_empty() {
-        m.insert("links".into(), Value::Array(span.links.clone()));
-    }
-    m.insert("scope".into(), (*span.scope).clone());
-    m.insert("resource".into(), Value::Object((*span.resource).clone()));
-    if span.start == 0 {
-        m.insert("ts_synthetic".into(), true.into());
-    }
-    Value::Object(m)
 }
 
 pub(super) fn log_record(r: &LogRecord) -> Value {

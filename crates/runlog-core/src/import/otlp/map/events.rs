@@ -62,7 +62,7 @@ pub(super) fn agent_events(
         Opening::Nothing => {}
     }
     if turn {
-        o.push(
+        o.push_text(
             line,
             start,
             PHASE_OPEN,

@@ -14,10 +14,11 @@ mod tree;
 
 use std::collections::{BTreeMap, HashMap};
 
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use super::{LogRecord, Span};
-use crate::event::Event;
+use crate::event::{Event, PayloadIndex};
 use crate::import::event;
 use attrs::{finish_reasons, log_record, op_of, span_record};
 use errors::span_error;
@@ -60,6 +61,23 @@ pub(super) struct Out {
 }
 
 impl Out {
+    /// An event whose data is already JSON text (an object with members).
+    fn push_text(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: String) {
+        let ev = Event {
+            seq: 0,
+            ts,
+            root: ctx.root.as_str().into(),
+            session: ctx.session.as_str().into(),
+            turn: ctx.turn.as_deref().map(Into::into),
+            kind: kind.into(),
+            index: PayloadIndex::of(kind, &data),
+            data: data.into(),
+            file: 0,
+            line,
+        };
+        self.pending_event(ts, phase, ctx, ev);
+    }
+
     fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
         let mut ev = event(
             0,
@@ -71,6 +89,10 @@ impl Out {
             data,
         );
         ev.line = line;
+        self.pending_event(ts, phase, ctx, ev);
+    }
+
+    fn pending_event(&mut self, ts: i64, phase: u8, ctx: &Ctx, ev: Event) {
         let depth = match phase {
             PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
             _ => ctx.depth,
@@ -101,12 +123,13 @@ pub(super) const PHASE_IDLE: u8 = 3;
 
 /// The file's events, in time order, numbered from 0.
 pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: &mut Vec<Event>) {
-    let ops: Vec<Op> = spans.iter().map(op_of).collect();
+    let mut ops: Vec<Op> = spans.iter().map(op_of).collect();
     let by_id: HashMap<(&str, &str), usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
         .collect();
+    outer_layers(&spans, &mut ops, &by_id);
     let anchors = anchors(&spans, &ops, &by_id);
     let roles = roles(&ops, &anchors);
     let ctxs = contexts(&Tree {
@@ -142,8 +165,25 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         roots: BTreeMap::new(),
         unfinished: BTreeMap::new(),
     };
-    for i in 0..spans.len() {
-        m.span(i);
+    // Each span's events are made on their own (in parallel), then taken in span order.
+    let made: Vec<(Vec<Pending>, SpanMarks)> = (0..spans.len())
+        .into_par_iter()
+        .map(|i| {
+            let mut o = Out {
+                pending: Vec::new(),
+            };
+            let marks = m.span(i, &mut o);
+            (o.pending, marks)
+        })
+        .collect();
+    for (pending, marks) in made {
+        m.o.pending.extend(pending);
+        if let Some((key, first)) = marks.unfinished {
+            let e = m.unfinished.entry(key).or_insert(first);
+            *e = (*e).min(first);
+        }
+        let (root, at, line) = marks.root;
+        m.first_of_root(root, at, line);
     }
     for r in &logs {
         let ctx = m.log_ctx(file_rel, r);
@@ -162,6 +202,39 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         let mut ev = p.ev;
         ev.seq = seq as u64;
         out.push(ev);
+    }
+}
+
+/// One model call traced at two layers (OpenLIT traces LangChain's `chat` and, inside it, the
+/// OpenAI SDK's `chat` of the same request): an inference span with an inference span below
+/// it, before any agent span, is the outer layer of the calls below, kept as a span of its
+/// own (`otlp:<name>`); the innermost are the model calls.
+fn outer_layers(spans: &[Span], ops: &mut [Op], by_id: &HashMap<(&str, &str), usize>) {
+    let mut outer = Vec::new();
+    for (i, s) in spans.iter().enumerate() {
+        if ops[i] != Op::Inference {
+            continue;
+        }
+        let mut cur = s;
+        // Bounded walk: a cycle of parent ids in bad input ends it.
+        for _ in 0..1024 {
+            if cur.parent.is_empty() {
+                break;
+            }
+            match by_id.get(&(cur.trace.as_str(), cur.parent.as_str())) {
+                Some(&p) if ops[p] == Op::Agent => break,
+                Some(&p) => {
+                    if ops[p] == Op::Inference {
+                        outer.push(p);
+                    }
+                    cur = &spans[p];
+                }
+                None => break,
+            }
+        }
+    }
+    for p in outer {
+        ops[p] = Op::Other;
     }
 }
 
@@ -186,8 +259,16 @@ struct Mapper<'a> {
     unfinished: BTreeMap<(String, String), (i64, u64)>,
 }
 
-impl Mapper<'_> {
-    fn span(&mut self, i: usize) {
+/// What a span's mapping leaves beside its events: the invocation it opens without its
+/// agent span (root and missing span id, to its first time and line), and its tree's root
+/// with its time and line.
+struct SpanMarks<'a> {
+    unfinished: Option<((String, String), (i64, u64))>,
+    root: (&'a str, i64, u64),
+}
+
+impl<'m> Mapper<'m> {
+    fn span(&self, i: usize, o: &mut Out) -> SpanMarks<'m> {
         let span = &self.spans[i];
         let ctx = &self.ctxs[i];
         let excs = self
@@ -202,7 +283,6 @@ impl Mapper<'_> {
             },
             None => LastCall::default(),
         };
-        let o = &mut self.o;
         match self.ops[i] {
             Op::Agent => {
                 let parent = match &self.anchors[i] {
@@ -219,7 +299,7 @@ impl Mapper<'_> {
                 if role == Role::Container {
                     let at = ts_or(span.start, span.end);
                     let kind = format!("otlp:{}", span.name);
-                    o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+                    o.push_text(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
                 }
                 agent_events(o, span, ctx, opening, role != Role::Container, &last, excs)
             }
@@ -231,7 +311,7 @@ impl Mapper<'_> {
             Op::Other => {
                 let kind = format!("otlp:{}", span.name);
                 let at = ts_or(span.start, span.end);
-                o.push(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
+                o.push_text(span.line, at, PHASE_BODY, ctx, &kind, span_record(span));
             }
         }
         for e in &span.events {
@@ -247,16 +327,16 @@ impl Mapper<'_> {
             );
         }
         let at = ts_or(span.start, span.end);
-        if let Anchor::Missing(parent) = &self.anchors[i] {
-            if matches!(self.ops[i], Op::Inference | Op::Tool) {
-                let e = self
-                    .unfinished
-                    .entry((ctx.root.clone(), parent.clone()))
-                    .or_insert((at, span.line));
-                *e = (*e).min((at, span.line));
+        let unfinished = match &self.anchors[i] {
+            Anchor::Missing(parent) if matches!(self.ops[i], Op::Inference | Op::Tool) => {
+                Some(((ctx.root.clone(), parent.clone()), (at, span.line)))
             }
+            _ => None,
+        };
+        SpanMarks {
+            unfinished,
+            root: (&ctx.root, at, span.line),
         }
-        self.first_of_root(&ctx.root, at, span.line);
     }
 
     /// The exception log records that name span `i`.
