@@ -6,7 +6,8 @@
 //! [`store`] (Arrow schemas and batches from the table definitions, Parquet files, reading
 //! them back) → [`commit`] (the warehouse's version log, lock and garbage collection, on any
 //! [`objstore`]) → [`loaded`] (logs read into memory) → [`append`] and [`pipeline`] (the
-//! write path: inputs resolved by [`inputs`], commit mode, memory, `--max-rejects`) →
+//! write path: inputs resolved by [`inputs`], commit mode, memory, `--max-rejects`;
+//! [`spilled_tables`] the tables a question reads from logs too large to hold) →
 //! [`query`] (SQL; [`plan_tables`] builds from raw logs only what a statement reads) /
 //! [`engine`] (local or Ballista) → [`report`] (rendered as text, JSON, Markdown or
 //! [`html`]; [`baseline`] compares two reports, testing shifts with [`stats`]) / [`replay`]
@@ -37,6 +38,8 @@ pub mod loaded;
 pub mod append;
 
 pub mod pipeline;
+
+pub mod spilled_tables;
 
 pub mod query;
 

@@ -1,8 +1,12 @@
 //! Where a command's SQL runs: the tokio runtime, the query context over a warehouse or over
 //! logs (in memory, or a temporary warehouse when large), on the local engine or Ballista.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use runlog_core::table::Table;
 
 use anyhow::{bail, Context, Result};
 use runlog::pipeline::{CommitMode, Memory, WriteOptions};
@@ -66,10 +70,14 @@ pub(super) fn context(
             }
             Ok(runlog::query::context_from_warehouse(w)?.into())
         }
-        None => match read_logs(source, paths, demand.and_then(|d| d.keep()))? {
+        None => match read_logs(source, paths, demand)? {
             Logs::Loaded(loaded) => match demand {
                 Some(d) => Ok(d.context(&loaded)?.into()),
                 None => Ok(runlog::query::context_from_batches(loaded.batches()?)?.into()),
+            },
+            Logs::Kept(batches) => match demand {
+                Some(d) => Ok(d.context_of(*batches)?.into()),
+                None => bail!("tables of kept events without a demand"),
             },
             Logs::Stored(scratch) => Ok(QueryContext {
                 ctx: runlog::query::context_from_warehouse(scratch.path())?,
@@ -80,28 +88,51 @@ pub(super) fn context(
 }
 
 /// Log PATHs read for `query`, `report` or `replay`: in memory, or, when they are large
-/// ([`memory_for`]), through spill partitions into a temporary warehouse (removed when
-/// dropped), so that reading 2 GB of logs holds about what an ingest of them does.
+/// ([`memory_for`]), through spill partitions: into a temporary warehouse (removed when
+/// dropped), so that reading 2 GB of logs holds about what an ingest of them does; or,
+/// for a question that keeps some kinds of events only, into the tables it reads
+/// ([`runlog::spilled_tables`]: 2 GB of logs held 1.6 GB in memory so).
 pub(super) enum Logs {
     Loaded(Box<runlog::loaded::Loaded>),
     Stored(tempfile::TempDir),
+    Kept(Box<BTreeMap<Table, Vec<RecordBatch>>>),
 }
 
+/// Reads log PATHs (see [`Logs`]); `demand`, when given, with the tables it reads and
+/// the kinds of events it keeps.
 pub(super) fn read_logs(
     source: &Source,
     paths: &[PathBuf],
-    keep: Option<runlog_core::event::KindSet>,
+    demand: Option<&runlog::plan_tables::Demand>,
 ) -> Result<Logs> {
+    let keep = demand.and_then(|d| d.keep());
     if paths.is_empty() {
         bail!("give log PATHs or --warehouse DIR");
     }
     let resolved = runlog::inputs::resolve_with(paths, download_progress(false, None))?;
     let (mut opts, bar) = ingest_options(&source.read, &resolved.inputs);
     opts.keep = keep;
-    let logs = match memory_for(source.spill_partitions, &resolved.inputs) {
-        Memory::InMemory => runlog::loaded::load_inputs(&resolved.inputs, &opts, None)
+    let logs = match (
+        memory_for(source.spill_partitions, &resolved.inputs),
+        demand,
+    ) {
+        (Memory::InMemory, _) => runlog::loaded::load_inputs(&resolved.inputs, &opts, None)
             .map(|l| Logs::Loaded(Box::new(l))),
-        memory => {
+        (Memory::Spilled(p), Some(d)) if keep.is_some() => {
+            let spill = tempfile::Builder::new()
+                .prefix("runlog-spill-")
+                .tempdir()
+                .context("making a temporary folder (set TMPDIR to choose where)")?;
+            runlog::spilled_tables::derived_tables(
+                &resolved.inputs,
+                &opts,
+                &d.tables,
+                &spill.path().join("spill"),
+                p,
+            )
+            .map(|b| Logs::Kept(Box::new(b)))
+        }
+        (memory, _) => {
             let scratch = tempfile::Builder::new()
                 .prefix("runlog-logs-")
                 .tempdir()
