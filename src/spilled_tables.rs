@@ -19,6 +19,9 @@ use runlog_core::ingest::{IngestOptions, Ingested, Inputs};
 use runlog_core::shard::SHARED_TABLES;
 use runlog_core::table::Table;
 
+/// Tables as record batches.
+type Tables = BTreeMap<Table, Vec<RecordBatch>>;
+
 /// The batches of `tables` (derived tables of rows per agent only) from `inputs` read
 /// through `partitions` spill partitions under `spill_dir` (removed at the end), the
 /// partitions' batches in partition order.
@@ -28,7 +31,7 @@ pub fn derived_tables(
     tables: &[Table],
     spill_dir: &Path,
     partitions: usize,
-) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
+) -> Result<Tables> {
     if let Some(t) = tables
         .iter()
         .find(|t| **t == Table::Events || SHARED_TABLES.contains(t))
@@ -37,7 +40,7 @@ pub fn derived_tables(
             "the table {t} is not built partition by partition"
         )));
     }
-    let built: Mutex<Vec<(usize, BTreeMap<Table, Vec<RecordBatch>>)>> = Mutex::new(Vec::new());
+    let built: Mutex<Vec<(usize, Tables)>> = Mutex::new(Vec::new());
     runlog_core::ingest::spill::ingest_inputs_partitioned::<Error>(
         inputs,
         opts,
@@ -60,8 +63,7 @@ pub fn derived_tables(
     )?;
     let mut built = built.into_inner().unwrap_or_else(|e| e.into_inner());
     built.sort_by_key(|(index, _)| *index);
-    let mut out: BTreeMap<Table, Vec<RecordBatch>> =
-        tables.iter().map(|&t| (t, Vec::new())).collect();
+    let mut out: Tables = tables.iter().map(|&t| (t, Vec::new())).collect();
     for (_, batches) in built {
         for (table, b) in batches {
             let all = out.entry(table).or_default();

@@ -76,7 +76,7 @@ pub(super) fn context(
                 None => Ok(runlog::query::context_from_batches(loaded.batches()?)?.into()),
             },
             Logs::Kept(batches) => match demand {
-                Some(d) => Ok(d.context_of(*batches)?.into()),
+                Some(d) => Ok(d.context_of(batches)?.into()),
                 None => bail!("tables of kept events without a demand"),
             },
             Logs::Stored(scratch) => Ok(QueryContext {
@@ -95,7 +95,7 @@ pub(super) fn context(
 pub(super) enum Logs {
     Loaded(Box<runlog::loaded::Loaded>),
     Stored(tempfile::TempDir),
-    Kept(Box<BTreeMap<Table, Vec<RecordBatch>>>),
+    Kept(BTreeMap<Table, Vec<RecordBatch>>),
 }
 
 /// Reads log PATHs (see [`Logs`]); `demand`, when given, with the tables it reads and
@@ -130,7 +130,7 @@ pub(super) fn read_logs(
                 &spill.path().join("spill"),
                 p,
             )
-            .map(|b| Logs::Kept(Box::new(b)))
+            .map(Logs::Kept)
         }
         (memory, _) => {
             let scratch = tempfile::Builder::new()
