@@ -6,8 +6,9 @@
 //! [`store`] (Arrow schemas and batches from the table definitions, Parquet files, reading
 //! them back) → [`commit`] (the warehouse's version log, lock and garbage collection, on any
 //! [`objstore`], and the fingerprint index) → [`loaded`] (logs read into memory) →
-//! [`append`] (only what is new) → [`pipeline`] (the one way logs become tables: inputs
-//! listed by [`inputs`]; in memory, spilled, a full, shard or append commit) →
+//! [`append`] (only what is new) → [`spilled_tables`] (the tables a question reads from logs
+//! too large to hold) → [`pipeline`] (the one way logs become tables: inputs listed by
+//! [`inputs`]; in memory, spilled, a full, shard or append commit) →
 //! [`query`] (SQL; [`plan_tables`] builds from raw logs only what a statement reads) /
 //! [`engine`] (local or Ballista) → [`report`] (rendered as text, JSON, Markdown or
 //! [`html`]; [`baseline`] compares two reports, testing shifts with [`stats`]) / [`replay`]
@@ -36,6 +37,8 @@ pub mod commit;
 pub mod loaded;
 
 pub mod append;
+
+pub mod spilled_tables;
 
 pub mod pipeline;
 

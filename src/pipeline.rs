@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::inputs::{self, DownloadProgress, Resolved, Sources};
 use crate::loaded::Loaded;
 use crate::objstore::Root;
+use crate::spilled_tables;
 use crate::store::{self, TABLES};
 use runlog_core::ingest::{self, IngestOptions, Ingested, Inputs};
 use runlog_core::reduce::Derived;
@@ -46,10 +47,14 @@ use runlog_core::{reduce_all, reduce_parts, summarize, Summary};
 pub enum Target<'a> {
     /// The tables, to query: in memory, or through `memory`'s spill partitions into a
     /// temporary warehouse (removed when dropped); with `shard`, only that shard's agents
-    /// (the file accounting and rejects stay those of the whole input).
+    /// (the file accounting and rejects stay those of the whole input). A question that
+    /// names the derived tables it reads (`only`) and keeps some kinds of events
+    /// ([`IngestOptions::keep`]) spills only those events and gets those tables in memory
+    /// ([`spilled_tables`]).
     Tables {
         memory: Memory,
         shard: Option<Shard>,
+        only: Option<&'a [Table]>,
     },
     /// The warehouse at `at` (a folder, or a store's URL for an append), committed as
     /// `write.commit` says.
@@ -65,6 +70,8 @@ pub enum Tables {
     Loaded(Box<Loaded>),
     /// Spilled: a temporary warehouse holding them, removed when dropped.
     Stored(tempfile::TempDir),
+    /// Spilled with kept kinds: the tables the question reads, as record batches.
+    Kept(BTreeMap<Table, Vec<RecordBatch>>),
 }
 
 /// What [`run`] made.
@@ -136,19 +143,28 @@ pub fn run(
         Target::Tables {
             memory: Memory::InMemory,
             shard,
+            ..
         } => {
             let loaded = load_resolved(&resolved, opts, shard)?;
             Ok(Made::Tables(Tables::Loaded(Box::new(loaded))))
         }
-        Target::Tables { memory, shard } => {
-            let scratch = tempfile::Builder::new()
-                .prefix("runlog-logs-")
-                .tempdir()
-                .map_err(|e| {
-                    Error::Invalid(format!(
-                        "making a temporary warehouse (set TMPDIR to choose where): {e}"
-                    ))
-                })?;
+        Target::Tables {
+            memory: Memory::Spilled(p),
+            shard: None,
+            only: Some(tables),
+        } if opts.keep.is_some() => {
+            let spill = temp_dir("runlog-spill-")?;
+            let batches = spilled_tables::derived_tables(
+                &resolved.inputs,
+                opts,
+                tables,
+                &spill.path().join("spill"),
+                p,
+            )?;
+            Ok(Made::Tables(Tables::Kept(batches)))
+        }
+        Target::Tables { memory, shard, .. } => {
+            let scratch = temp_dir("runlog-logs-")?;
             let write = WriteOptions {
                 commit: match shard {
                     Some(shard) => CommitMode::Shard {
@@ -176,10 +192,11 @@ pub fn load(paths: &[PathBuf], opts: &IngestOptions) -> Result<Loaded> {
     let target = Target::Tables {
         memory: Memory::InMemory,
         shard: None,
+        only: None,
     };
     match run(&inputs::list(paths)?, opts, target, None)?.into_tables()? {
         Tables::Loaded(l) => Ok(*l),
-        Tables::Stored(_) => Err(Error::Invalid("expected tables in memory".into())),
+        _ => Err(Error::Invalid("expected tables in memory".into())),
     }
 }
 
@@ -195,6 +212,18 @@ pub fn ingest(
         write: w,
     };
     run(&inputs::list(paths)?, opts, target, None)?.into_written()
+}
+
+/// A temporary folder named `prefix…` under `TMPDIR`, removed when dropped.
+fn temp_dir(prefix: &str) -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| {
+            Error::Invalid(format!(
+                "making a temporary folder (set TMPDIR to choose where): {e}"
+            ))
+        })
 }
 
 /// Reads, validates, orders and reduces resolved inputs in memory.

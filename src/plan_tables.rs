@@ -93,6 +93,16 @@ impl Demand {
             let events = crate::events_projected::events_batches_of(&loaded.ingested, &read)?;
             batches.insert(Table::Events, events);
         }
+        self.context_of(batches)
+    }
+
+    /// A context over the demanded tables' `batches` (built with every column, or with
+    /// only those read for `events`), each table given only the columns read when they
+    /// are known.
+    pub fn context_of(&self, batches: BTreeMap<Table, Vec<RecordBatch>>) -> Result<SessionContext> {
+        let Some(cols) = &self.columns else {
+            return crate::query::context_from_batches(batches);
+        };
         let ctx =
             SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
         for (table, batches) in batches {

@@ -38,7 +38,9 @@ pub(super) struct Source {
     pub(super) read: ReadArgs,
     /// With log PATHs: read them through P spill partitions on disk into a temporary
     /// warehouse (under $TMPDIR, removed when done) and read the tables from there, as
-    /// `ingest --spill-partitions P` would write them; 0 reads them in memory. By default logs of 256 MiB or
+    /// `ingest --spill-partitions P` would write them (a question that depends on some kinds
+    /// of events only spills only those and builds only its tables, in memory); 0 reads them
+    /// in memory. By default logs of 256 MiB or
     /// more take this way (one partition per 64 MiB), so that memory stays bounded; to query
     /// the same large logs again, `runlog ingest` them once and give --warehouse.
     #[arg(long, value_name = "P", conflicts_with = "warehouse")]

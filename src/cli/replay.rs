@@ -63,6 +63,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             Tables::Stored(scratch) => {
                 runtime()?.block_on(runlog::replay::events_from_warehouse(scratch.path(), &root))?
             }
+            Tables::Kept(_) => bail!("a replay reads every event"),
         },
     };
     if events.is_empty() {

@@ -19,14 +19,21 @@ use super::{IngestOptions, Ingested, Input};
 use crate::event::{Kind, KindSet};
 use crate::import::Format;
 
-/// A line of a type not kept: where it is, and its root (as a key) and `seq`.
+/// A line of a type not kept: its root (as a key), `seq` and line (its file is that of
+/// the [`Blockers`] holding it). 24 bytes: a read keeps one for most lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Blocker {
     /// [`root_key`] of its root.
     pub key: u64,
     pub seq: u64,
-    pub file: u32,
     pub line: u64,
+}
+
+/// The blockers of one file (or one piece of it), in the order read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blockers {
+    pub file: u32,
+    pub list: Vec<Blocker>,
 }
 
 /// A key of a root's bytes (equal roots, equal keys; a match is confirmed on the text).
@@ -49,7 +56,7 @@ pub fn kind_of(kind: &[u8]) -> Option<Kind> {
 /// shares its root with a blocker; the inputs must then be read whole.
 pub(super) fn settle(
     ing: &mut Ingested,
-    blockers: &[Vec<Blocker>],
+    blockers: &[Blockers],
     files: &[Input],
     opts: &IngestOptions,
     keep: KindSet,
@@ -68,7 +75,7 @@ pub(super) fn settle(
             .collect();
         let clash = blockers
             .par_iter()
-            .any(|bs| bs.iter().any(|b| mixed.contains(&b.key)));
+            .any(|bs| bs.list.iter().any(|b| mixed.contains(&b.key)));
         if clash {
             return false;
         }
@@ -84,24 +91,31 @@ pub(super) fn settle(
     true
 }
 
-/// The blockers that share a root key and `seq` with a kept event: (agent, event, blocker).
-fn meetings(ing: &Ingested, blockers: &[Vec<Blocker>]) -> Vec<(usize, usize, Blocker)> {
-    if blockers.iter().all(Vec::is_empty) {
+/// Where a blocker meets a kept event: the agent, the event, and the blocker's file and line.
+type Hit = (usize, usize, u32, u64);
+
+/// The blockers that share a root key and `seq` with a kept event. An agent's events are
+/// in `seq` order: a blocker finds its agent by key and its event by a binary search
+/// (a map of every kept event cost more, in memory it touched, than the search).
+fn meetings(ing: &Ingested, blockers: &[Blockers]) -> Vec<Hit> {
+    if blockers.iter().all(|b| b.list.is_empty()) {
         return Vec::new();
     }
-    let mut at: HashMap<(u64, u64), (usize, usize), foldhash::fast::RandomState> =
-        HashMap::default();
+    let mut agent_of: HashMap<u64, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(ing.agents.len(), Default::default());
     for (a, agent) in ing.agents.iter().enumerate() {
-        let key = root_key(agent.root.as_bytes());
-        for (i, ev) in agent.events.iter().enumerate() {
-            at.insert((key, ev.seq), (a, i));
-        }
+        agent_of.insert(root_key(agent.root.as_bytes()), a);
     }
     blockers
         .par_iter()
         .flat_map_iter(|bs| {
-            bs.iter()
-                .filter_map(|b| at.get(&(b.key, b.seq)).map(|&(a, i)| (a, i, *b)))
+            let agent_of = &agent_of;
+            bs.list.iter().filter_map(move |b| {
+                let &a = agent_of.get(&b.key)?;
+                let evs = &ing.agents[a].events;
+                let i = evs.binary_search_by_key(&b.seq, |e| e.seq).ok()?;
+                Some((a, i, bs.file, b.line))
+            })
         })
         .collect()
 }
@@ -110,18 +124,18 @@ fn meetings(ing: &Ingested, blockers: &[Vec<Blocker>]) -> Vec<(usize, usize, Blo
 /// another kind, of its root and `seq`, precedes in input order.
 fn displace(
     ing: &mut Ingested,
-    mut hits: Vec<(usize, usize, Blocker)>,
+    mut hits: Vec<Hit>,
     files: &[Input],
     opts: &IngestOptions,
     keep: KindSet,
 ) {
-    hits.sort_by_key(|&(_, _, b)| (b.file, b.line));
+    hits.sort_by_key(|&(_, _, file, line)| (file, line));
     let mut gone: Vec<(usize, usize)> = Vec::new();
-    for group in hits.chunk_by(|x, y| x.2.file == y.2.file) {
-        let Some(input) = files.get(group[0].2.file as usize) else {
+    for group in hits.chunk_by(|x, y| x.2 == y.2) {
+        let Some(input) = files.get(group[0].2 as usize) else {
             continue;
         };
-        let lines: Vec<u64> = group.iter().map(|h| h.2.line).collect();
+        let lines: Vec<u64> = group.iter().map(|h| h.3).collect();
         let mut valid: HashMap<u64, (String, u64, Kind)> = HashMap::new();
         // A file that cannot be read again leaves its kept events as they are.
         let _ = for_lines(&input.path, &lines, opts.max_line_bytes, |n, l| {
@@ -129,16 +143,16 @@ fn displace(
                 valid.insert(n, (ev.root.to_string(), ev.seq, Kind::of(&ev.kind)));
             }
         });
-        for &(a, i, b) in group {
+        for &(a, i, file, line) in group {
             let agent = &ing.agents[a];
             let ev = &agent.events[i];
-            let Some((root, seq, kind)) = valid.get(&b.line) else {
+            let Some((root, seq, kind)) = valid.get(&line) else {
                 continue;
             };
             let displaces = *root == agent.root
                 && *seq == ev.seq
                 && !keep.contains(*kind)
-                && (b.file, b.line) < (ev.file, ev.line);
+                && (file, line) < (ev.file, ev.line);
             if displaces {
                 gone.push((a, i));
             }

@@ -107,24 +107,27 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
         .for_each(|((_, r), &shift)| r.shift_lines(shift));
     let mut parsed: Vec<FileRead> = Vec::with_capacity(files.len());
     let mut last_file = None;
+    // Each piece's blockers stay in their own list (appending them copied them once more).
+    let mut blockers: Vec<keep::Blockers> = Vec::new();
     for (file, mut r) in read {
+        for list in std::mem::take(&mut r.blockers) {
+            blockers.push(keep::Blockers {
+                file: file as u32,
+                list,
+            });
+        }
         match parsed.last_mut() {
             Some(whole) if last_file == Some(file) => {
                 whole.summary.add_counts(&r.summary);
                 whole.events.append(&mut r.events);
                 whole.grouped.append(&mut r.grouped);
                 whole.rejects.append(&mut r.rejects);
-                whole.blockers.append(&mut r.blockers);
                 whole.line_count += r.line_count;
             }
             _ => parsed.push(r),
         }
         last_file = Some(file);
     }
-    let blockers: Vec<Vec<keep::Blocker>> = parsed
-        .iter_mut()
-        .map(|r| std::mem::take(&mut r.blockers))
-        .collect();
     let mut ing = assemble(parsed);
     excerpt_conflicts(files, &mut ing, opts);
     if let Some(kinds) = opts.keep.filter(|_| opts.spill.is_none()) {

@@ -197,6 +197,11 @@ impl<'s> SpillBatch<'s> {
         }
     }
 
+    /// The partition of events of `root`.
+    pub fn partition(&self, root: &str) -> usize {
+        partition_of(root, self.bufs.len())
+    }
+
     /// A canonical line's event, from its envelope.
     pub fn envelope(&mut self, env: &Envelope, file: u32, line: u64) {
         let k = Kind::of(env.kind);
@@ -234,7 +239,7 @@ impl<'s> SpillBatch<'s> {
     }
 
     fn record(&mut self, r: &Record) {
-        let p = partition_of(r.root, self.bufs.len());
+        let p = self.partition(r.root);
         encode(r, &mut self.bufs[p]);
         self.counts[p] += 1;
         self.events += 1;

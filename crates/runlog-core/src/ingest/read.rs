@@ -154,8 +154,9 @@ pub struct FileRead {
     /// Canonical events kept in memory, in the order read, numbered by root ([`Grouped`]).
     pub grouped: Vec<Grouped>,
     pub rejects: Vec<Reject>,
-    /// Lines of types not kept ([`IngestOptions::keep`]), in the order read.
-    pub blockers: Vec<Blocker>,
+    /// Lines of types not kept ([`IngestOptions::keep`]), in the order read: one list, or,
+    /// when the read spills, one per spill partition (of the line's root).
+    pub blockers: Vec<Vec<Blocker>>,
     /// Lines the reader went through, blank and rejected ones included (the last line
     /// number it gave).
     pub line_count: u64,
@@ -172,7 +173,7 @@ impl FileRead {
         for rej in &mut self.rejects {
             rej.line += shift;
         }
-        for b in &mut self.blockers {
+        for b in self.blockers.iter_mut().flatten() {
             b.line += shift;
         }
     }
@@ -364,9 +365,7 @@ fn read_lines<R: BufRead>(
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
     let spill = opts.spill.as_deref().map(SpillBatch::new);
-    // A spilled read keeps every event.
-    let keep = opts.keep.filter(|_| spill.is_none());
-    let mut lines = LineSink::new(ctx, opts.format, spill, keep);
+    let mut lines = LineSink::new(ctx, opts.format, spill, opts.keep);
     loop {
         // A line that is whole in the reader's buffer is read there, without a copy; the
         // rest (a line across the buffer's end, a long one) by `next_line`.
@@ -563,13 +562,10 @@ impl<'c> LineSink<'c> {
                     // A line of a type not kept is read no further than its type.
                     if let Some(h) = peek_head(line) {
                         if kind_of(h.kind).is_some_and(|k| !keep.contains(k)) {
-                            out.blockers.push(Blocker {
-                                key: root_key(h.root),
-                                seq: h.seq,
-                                file,
-                                line: line_no,
-                            });
-                            return;
+                            if let Some(part) = self.part_of(h.root) {
+                                block(out, part, root_key(h.root), h.seq, line_no);
+                                return;
+                            }
                         }
                     }
                 }
@@ -577,7 +573,13 @@ impl<'c> LineSink<'c> {
                 let env = parse_envelope_after(line, &mut self.last_minute);
                 let decoded = match (env, &mut self.spill) {
                     (Some(env), Some(spill)) => {
-                        spill.envelope(&env, file, line_no);
+                        match keep.filter(|k| !k.contains(Kind::of(env.kind))) {
+                            Some(_) => {
+                                let part = spill.partition(env.root);
+                                block(out, part, root_key(env.root.as_bytes()), env.seq, line_no);
+                            }
+                            None => spill.envelope(&env, file, line_no),
+                        }
                         Ok(())
                     }
                     (Some(env), None) => {
@@ -586,7 +588,13 @@ impl<'c> LineSink<'c> {
                         Ok(())
                     }
                     (None, spill) => general(line, file, line_no).map(|ev| match spill {
-                        Some(spill) => spill.event(&ev),
+                        Some(spill) if keep.is_none_or(|k| k.contains(Kind::of(&ev.kind))) => {
+                            spill.event(&ev)
+                        }
+                        Some(spill) => {
+                            let part = spill.partition(&ev.root);
+                            block(out, part, root_key(ev.root.as_bytes()), ev.seq, line_no);
+                        }
                         None => keep_or_block(&mut self.grouper, out, ev, keep),
                     }),
                 };
@@ -610,6 +618,16 @@ impl<'c> LineSink<'c> {
                     }
                 }
             }
+        }
+    }
+
+    /// The blockers' list of a root given as a line's bytes: its spill partition, or the
+    /// one list of a read in memory; `None` for a root that is not UTF-8 (its line is then
+    /// decoded in full, as a kept one is).
+    fn part_of(&self, root: &[u8]) -> Option<usize> {
+        match &self.spill {
+            None => Some(0),
+            Some(spill) => std::str::from_utf8(root).ok().map(|r| spill.partition(r)),
         }
     }
 
@@ -683,14 +701,20 @@ impl<'c> LineSink<'c> {
 /// a [`Blocker`].
 fn keep_or_block(grouper: &mut Grouper, out: &mut FileRead, ev: Event, keep: Option<KindSet>) {
     match keep {
-        Some(k) if !k.contains(Kind::of(&ev.kind)) => out.blockers.push(Blocker {
-            key: root_key(ev.root.as_bytes()),
-            seq: ev.seq,
-            file: ev.file,
-            line: ev.line,
-        }),
+        Some(k) if !k.contains(Kind::of(&ev.kind)) => {
+            block(out, 0, root_key(ev.root.as_bytes()), ev.seq, ev.line)
+        }
         _ => grouper.push(out, ev),
     }
+}
+
+/// Leaves a [`Blocker`] in list `part` of `out`.
+#[inline]
+fn block(out: &mut FileRead, part: usize, key: u64, seq: u64, line: u64) {
+    if out.blockers.len() <= part {
+        out.blockers.resize_with(part + 1, Vec::new);
+    }
+    out.blockers[part].push(Blocker { key, seq, line });
 }
 
 /// A canonical line's event by the general decoder (for lines the fast path is not sure

@@ -11,6 +11,12 @@
 //!    conflicts), reduce them, and hand the result to the caller, which writes its Parquet
 //!    parts and drops it. Memory holds one partition's agents at a time.
 //!
+//! Under [`IngestOptions::keep`] only the events of the kinds kept are spilled; every other
+//! line leaves a [`Blocker`](super::keep::Blocker) in memory, listed by the partition of its
+//! root, and each partition is settled against its own blockers ([`super::keep`]) once
+//! assembled. (Imported files are read whole: when one is among the inputs, the read is
+//! done again keeping every event.)
+//!
 //! Every agent's events land in one partition, so each partition is complete on its own;
 //! the union of the partitions' tables is exactly the in-memory ingest's (a test checks
 //! it). The partition files live in a temporary folder that is removed at the end; where
@@ -24,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::keep::{self, Blockers};
 use super::partitions::{lock, read_partition, Spill};
 use super::{self as ingest, Accounting, Agent, IngestOptions, Ingested};
 use crate::error::{Error, Result};
@@ -68,8 +75,35 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
     partitions: usize,
     each: impl Fn(Partition) -> Result<(), E> + Sync,
 ) -> Result<Totals, E> {
+    let result = match partitioned(inputs, opts, spill_dir, partitions, &each) {
+        Ok(None) => {
+            let _ = std::fs::remove_dir_all(spill_dir);
+            let whole = IngestOptions {
+                keep: None,
+                ..opts.clone()
+            };
+            partitioned(inputs, &whole, spill_dir, partitions, &each).and_then(|t| {
+                t.ok_or_else(|| Error::Invalid("a whole read asked to be done again".into()).into())
+            })
+        }
+        Ok(Some(t)) => Ok(t),
+        Err(e) => Err(e),
+    };
+    let _ = std::fs::remove_dir_all(spill_dir);
+    result
+}
+
+/// [`ingest_inputs_partitioned`], or `None` when the read kept some kinds only and an
+/// imported file was among the inputs (it must then be done again keeping every event).
+fn partitioned<E: From<Error> + Send>(
+    inputs: &ingest::Inputs,
+    opts: &IngestOptions,
+    spill_dir: &Path,
+    partitions: usize,
+    each: &(impl Fn(Partition) -> Result<(), E> + Sync),
+) -> Result<Option<Totals>, E> {
     let files = &inputs.files;
-    let result = (|| -> Result<Totals, E> {
+    (|| -> Result<Option<Totals>, E> {
         let spill = Arc::new(Spill::create(spill_dir, partitions)?);
         let mut spill_opts = opts.clone();
         spill_opts.spill = Some(spill.clone());
@@ -87,7 +121,9 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
         let mut imported = Vec::with_capacity(reads.len());
         let mut rejects = Vec::new();
         let mut held: Vec<Vec<Event>> = Vec::with_capacity(reads.len());
-        for mut fr in reads {
+        let n = spill.partitions();
+        let mut blockers: Vec<Vec<Blockers>> = (0..n).map(|_| Vec::new()).collect();
+        for (i, mut fr) in reads.into_iter().enumerate() {
             if fr.summary.format.is_empty() {
                 fr.summary.format = Format::Runlog.name().to_string();
             }
@@ -95,7 +131,16 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
             summaries.push(fr.summary);
             rejects.extend(fr.rejects);
             held.push(fr.events);
+            for (p, list) in fr.blockers.into_iter().enumerate().filter(|(p, _)| *p < n) {
+                let file = i as u32;
+                blockers[p].push(Blockers { file, list });
+            }
         }
+        if opts.keep.is_some() && imported.iter().any(|&i| i) {
+            return Ok(None);
+        }
+        // Each partition's blockers, dropped once it is settled.
+        let blockers: Vec<Mutex<Vec<Blockers>>> = blockers.into_iter().map(Mutex::new).collect();
         // Imported events: roots resolved across files, then spilled like the rest.
         ingest::resolve_imported_roots(&mut held, &imported);
         for mut evs in held {
@@ -119,8 +164,19 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
             let _ = std::fs::remove_file(&parts[k].path);
             let mut a = Accounting::new(names.len());
             let parts = groups.into_iter().map(ingest::Part::OneRoot).collect();
-            let agents = ingest::assemble_events(parts, &names, &imported, &mut a);
+            let mut agents = ingest::assemble_events(parts, &names, &imported, &mut a);
             lock(&acc).merge(a);
+            if let Some(kinds) = opts.keep {
+                let mine = std::mem::take(&mut *lock(&blockers[k]));
+                let mut ing = Ingested {
+                    agents,
+                    files: summaries.clone(),
+                    ..Default::default()
+                };
+                // With no imported file among the inputs this always settles.
+                keep::settle(&mut ing, &mine, files, opts, kinds);
+                agents = ing.agents;
+            }
             each(Partition {
                 index: k,
                 agents,
@@ -158,8 +214,6 @@ pub fn ingest_inputs_partitioned<E: From<Error> + Send>(
             rejects,
         };
         ingest::excerpt_conflicts(files, &mut totals, opts);
-        Ok(totals)
-    })();
-    let _ = std::fs::remove_dir_all(spill_dir);
-    result
+        Ok(Some(totals))
+    })()
 }

@@ -1,7 +1,8 @@
 //! `reduce::needs` against the reducer: for every column it lists, reading only the events
 //! of its kinds (`IngestOptions::keep`) gives exactly the column a full read gives, on every
 //! golden case, on generated logs with anomalies in every layout, on random agents with
-//! anomalies, and on lines of other types that conflict with kept events.
+//! anomalies, and on lines of other types that conflict with kept events; read in memory
+//! and through spill partitions.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -117,20 +118,44 @@ fn agree(what: &str, paths: &[PathBuf], base: &IngestOptions) -> usize {
                 ..base.clone()
             };
             let some = reduce_all(&ingest_paths(paths, &opts).expect("reads"));
-            let (a, b) = (rows(&whole, table, kinds), rows(&some, table, kinds));
-            if a != b {
-                let diff = a.iter().zip(&b).find(|(x, y)| x != y);
-                panic!(
-                    "{what}: {table} under {kinds:?}: {} rows read whole, {} so; first \
-                     difference {diff:?}",
-                    a.len(),
-                    b.len()
-                );
+            let spilled = spilled(paths, &opts, 3);
+            let a = rows(&whole, table, kinds);
+            for (how, d) in [("in memory", &some), ("spilled", &spilled)] {
+                let b = rows(d, table, kinds);
+                if a != b {
+                    let diff = a.iter().zip(&b).find(|(x, y)| x != y);
+                    panic!(
+                        "{what}: {table} under {kinds:?}: {} rows read whole, {} {how}; \
+                         first difference {diff:?}",
+                        a.len(),
+                        b.len()
+                    );
+                }
             }
             checked += 1;
         }
     }
     checked
+}
+
+/// `paths` read through `partitions` spill partitions, every partition's agents reduced.
+fn spilled(paths: &[PathBuf], opts: &IngestOptions, partitions: usize) -> runlog_core::Derived {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = std::sync::Mutex::new(Vec::new());
+    let totals = runlog_core::ingest::spill::ingest_partitioned::<runlog_core::Error>(
+        paths,
+        opts,
+        &dir.path().join("spill"),
+        partitions,
+        |p| {
+            agents.lock().unwrap().extend(p.agents);
+            Ok(())
+        },
+    )
+    .expect("reads");
+    let mut agents = agents.into_inner().unwrap();
+    agents.sort_by(|a, b| a.root.cmp(&b.root));
+    reduce_all(&runlog_core::Ingested { agents, ..totals })
 }
 
 /// Every golden case's inputs.
