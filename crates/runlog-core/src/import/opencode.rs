@@ -32,6 +32,7 @@ use super::{
 };
 use crate::decode::excerpt;
 use crate::event::Event;
+use std::collections::HashMap;
 
 pub struct OpencodeImporter {
     name: String,
@@ -376,8 +377,19 @@ impl Importer for OpencodeImporter {
         if !docs.is_empty() {
             let rows = Rows::index(docs.iter().map(|(_, d)| d));
             let store = Store::Rows(&rows);
+            let before = out.len();
             for (line, doc) in docs {
                 opencode_storage::map_in(Some(&store), &self.rel, line, doc, out);
+            }
+            // Numbered per agent in time order, as the same documents read from their own
+            // files are (time, then where each was read, then its order in its document).
+            let mapped = &mut out[before..];
+            mapped.sort_by_key(|e| (e.ts, e.line, e.seq));
+            let mut next: HashMap<String, u64> = HashMap::new();
+            for ev in mapped {
+                let n = next.entry(rows.top(&ev.root)).or_default();
+                ev.seq = *n;
+                *n += 1;
             }
         }
         let Some(held) = self.document.take() else {

@@ -198,6 +198,25 @@ impl Rows {
         }
         rows
     }
+
+    /// The session at the top of `session`'s parents (`parentID`) among these documents.
+    pub fn top(&self, session: &str) -> String {
+        let mut at = session;
+        // Bounded: a cycle of parents ends somewhere.
+        for _ in 0..64 {
+            let parent = self
+                .sessions
+                .get(at)
+                .and_then(|s| s.get("parentID"))
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty());
+            match parent {
+                Some(p) => at = p,
+                None => break,
+            }
+        }
+        at.to_string()
+    }
 }
 
 /// An id as a path component: OpenCode's ids are `[A-Za-z0-9_-]`; anything else is not
