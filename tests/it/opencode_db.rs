@@ -1,6 +1,6 @@
 //! OpenCode's session database (`opencode.db`, releases from 1.2.0) reads as the storage
-//! folder it was made from (`scripts/opencode-db-fixture.py`): the same turns, model calls,
-//! tools, errors and intervals.
+//! folder it was made from (`scripts/opencode-db-fixture.py`): the same events (where they
+//! were read aside), turns, tool calls, errors, intervals and agents.
 
 use std::path::{Path, PathBuf};
 

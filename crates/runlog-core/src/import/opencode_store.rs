@@ -144,6 +144,9 @@ fn earlier_files(root: &Path, session: &str, message: &str) -> Vec<PathBuf> {
     paths
 }
 
+/// A part document and its id.
+type Part = (String, Map<String, Value>);
+
 /// Storage documents read together (the rows of an OpenCode database, the documents of one
 /// stream), indexed as the storage folder's paths index its files.
 #[derive(Debug, Default)]
@@ -153,7 +156,7 @@ pub struct Rows {
     /// Each session's message ids, sorted.
     by_session: HashMap<String, Vec<String>>,
     /// Each message's parts by id, sorted.
-    parts: HashMap<String, Vec<(String, Map<String, Value>)>>,
+    parts: HashMap<String, Vec<Part>>,
 }
 
 impl Rows {
@@ -174,20 +177,18 @@ impl Rows {
                 Some(Kind::Session) => {
                     rows.sessions.entry(id).or_insert_with(|| d.clone());
                 }
-                Some(Kind::Message) => {
-                    if !rows.messages.contains_key(&id) {
-                        rows.by_session
-                            .entry(s(d, "sessionID"))
-                            .or_default()
-                            .push(id.clone());
-                        rows.messages.insert(id, d.clone());
-                    }
+                Some(Kind::Message) if !rows.messages.contains_key(&id) => {
+                    rows.by_session
+                        .entry(s(d, "sessionID"))
+                        .or_default()
+                        .push(id.clone());
+                    rows.messages.insert(id, d.clone());
                 }
                 Some(Kind::Part) => {
                     let parts = rows.parts.entry(s(d, "messageID")).or_default();
                     parts.push((id, d.clone()));
                 }
-                None => {}
+                _ => {}
             }
         }
         rows.by_session.values_mut().for_each(|ids| ids.sort());

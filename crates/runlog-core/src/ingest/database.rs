@@ -59,3 +59,66 @@ impl Seek for Source {
         }
     }
 }
+
+#[cfg(all(test, feature = "opencode-db"))]
+mod tests {
+    use crate::ingest::{ingest_paths, IngestOptions};
+
+    /// A database made by OpenCode's tables, with one part row whose `data` is broken.
+    fn database(path: &std::path::Path) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
+               slug text NOT NULL, directory text NOT NULL, title text NOT NULL,
+               version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+             CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
+               time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+             CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL,
+               session_id text NOT NULL, time_created integer NOT NULL,
+               time_updated integer NOT NULL, data text NOT NULL);
+             INSERT INTO session VALUES ('ses_1', 'p', NULL, 's', '/w', 't', '1.2.0', 5, 6);
+             INSERT INTO message VALUES ('msg_1', 'ses_1', 7, 7,
+               '{\"role\":\"user\",\"time\":{\"created\":7}}');
+             INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', 8, 8,
+               '{\"type\":\"text\",\"text\":\"hi\"}');
+             INSERT INTO part VALUES ('prt_2', 'msg_1', 'ses_1', 8, 8, '{\"type\":');",
+        )
+        .unwrap();
+    }
+
+    /// Every row is an event or a reject on its line (sessions, messages, then parts); in a
+    /// folder, a `.db` file is read when it is OpenCode's and skipped otherwise.
+    #[test]
+    fn every_row_is_read_or_rejected_on_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("opencode.db");
+        database(&db);
+        let other = dir.path().join("other.db");
+        rusqlite::Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (a)")
+            .unwrap();
+        let ing = ingest_paths(&[dir.path().to_path_buf()], &IngestOptions::default()).unwrap();
+        assert_eq!(ing.files.len(), 1, "{:?}", ing.files);
+        assert_eq!(ing.files[0].format, "opencode");
+        assert_eq!(ing.files[0].lines, 4);
+        assert_eq!(ing.skipped_files.len(), 1);
+        assert_eq!(ing.rejects.len(), 1);
+        assert_eq!(ing.rejects[0].line, 4);
+        assert_eq!(ing.rejects[0].file, db.display().to_string());
+        let kinds: Vec<&str> = ing
+            .agents
+            .iter()
+            .flat_map(|a| a.events.iter().map(|e| &*e.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "session/start",
+                "inbox/receipt",
+                "turn/start",
+                "opencode:text"
+            ]
+        );
+    }
+}
