@@ -100,7 +100,8 @@ impl Store<'_> {
         }
     }
 
-    /// A message's parts (`part/<message>/*.json`), in the order of their ids.
+    /// A message's parts (`part/<message>/*.json`), in the order of their ids (from memory:
+    /// its `text` and `step-finish` parts, what they are read for).
     pub fn parts(&self, message: &str) -> Vec<Doc<'_>> {
         let root = match self {
             Store::Files { root } => root,
@@ -155,7 +156,8 @@ pub struct Rows {
     messages: HashMap<String, Map<String, Value>>,
     /// Each session's message ids, sorted.
     by_session: HashMap<String, Vec<String>>,
-    /// Each message's parts by id, sorted.
+    /// Each message's `text` and `step-finish` parts by id, sorted (their `type`, `text`,
+    /// `synthetic` and `reason`).
     parts: HashMap<String, Vec<Part>>,
 }
 
@@ -184,9 +186,15 @@ impl Rows {
                         .push(id.clone());
                     rows.messages.insert(id, d.clone());
                 }
-                Some(Kind::Part) => {
+                // Only what a neighbour part is read for (a message's last text and last
+                // step's reason): tool outputs are not held twice.
+                Some(Kind::Part) if matches!(s(d, "type").as_str(), "text" | "step-finish") => {
+                    let slim = ["id", "type", "text", "synthetic", "reason"]
+                        .iter()
+                        .filter_map(|k| Some((k.to_string(), d.get(*k)?.clone())))
+                        .collect();
                     let parts = rows.parts.entry(s(d, "messageID")).or_default();
-                    parts.push((id, d.clone()));
+                    parts.push((id, slim));
                 }
                 _ => {}
             }

@@ -12,6 +12,7 @@ use crate::import::Format;
 /// What a file is read from: its bytes, or its rows as lines.
 pub enum Source {
     File(File),
+    #[cfg_attr(not(feature = "opencode-db"), allow(dead_code))]
     Rows(Cursor<Vec<u8>>),
 }
 
