@@ -33,6 +33,16 @@ pub fn open(input: &Input, format: Format) -> Result<Source> {
     Ok(Source::File(f))
 }
 
+/// The file at `path` as ingest reads it under `auto`: an OpenCode database as its rows
+/// (one that cannot be read as its bytes), any other file as it is.
+pub(super) fn open_path(path: &std::path::Path) -> io::Result<Source> {
+    #[cfg(feature = "opencode-db")]
+    if let Ok(Some(rows)) = crate::import::opencode_db::read_lines(path) {
+        return Ok(Source::Rows(Cursor::new(rows)));
+    }
+    File::open(path).map(Source::File)
+}
+
 /// Whether a file found in a folder is a database ingest reads.
 pub fn is_read_database(path: &std::path::Path) -> bool {
     #[cfg(feature = "opencode-db")]
