@@ -43,6 +43,7 @@ mod export;
 mod golden;
 mod html;
 mod layers;
+mod opencode_db;
 mod queries;
 mod reliability;
 #[cfg(feature = "s3")]
@@ -104,6 +105,7 @@ fn main() {
     tests.extend(export::trials());
     tests.extend(html::trials());
     tests.extend(layers::trials());
+    tests.extend(opencode_db::trials());
     tests.extend(queries::trials());
     tests.extend(reliability::trials());
     #[cfg(feature = "s3")]

@@ -20,6 +20,8 @@ pub mod harness;
 pub mod kestrel;
 pub mod openai;
 pub mod opencode;
+#[cfg(feature = "opencode-db")]
+pub mod opencode_db;
 pub mod opencode_storage;
 pub mod opencode_store;
 pub mod otlp;

@@ -19,16 +19,20 @@
 //!
 //! A file that opens as one JSON document over many lines (a pretty-printed `{`), or a line
 //! that is a whole document of OpenCode's session storage, is read by
-//! [`super::opencode_storage`] instead.
+//! [`super::opencode_storage`] instead; the documents one a line of a file (an OpenCode
+//! database's rows, as [`super::opencode_db`] reads them) are mapped at its end, each
+//! other's neighbours.
 
 use serde_json::{json, Map, Value};
 
+use super::opencode_store::{Rows, Store};
 use super::{
     event, flag, id_or, opencode_storage, status_error_code, synthetic_ts, token_count, unmapped,
     usage_disjoint, FileContext, Format, Importer, Unmapped,
 };
 use crate::decode::excerpt;
 use crate::event::Event;
+use std::collections::HashMap;
 
 pub struct OpencodeImporter {
     name: String,
@@ -37,6 +41,9 @@ pub struct OpencodeImporter {
     started: bool,
     /// The lines of a document over many lines (`None`: a stream).
     document: Option<Vec<(u64, Vec<u8>)>>,
+    /// Storage documents one a line (a stream of them, or an OpenCode database's rows): held
+    /// with their lines and mapped at the end, each other's neighbours.
+    docs: Vec<(u64, Map<String, Value>)>,
     /// Rejects found at the end of the file: (line, reason, excerpt).
     late_rejects: Vec<(u64, String, String)>,
     next_seq: u64,
@@ -72,6 +79,7 @@ impl OpencodeImporter {
             rel: ctx.rel.clone(),
             started: false,
             document: None,
+            docs: Vec::new(),
             late_rejects: Vec::new(),
             next_seq: 0,
             open_turn: None,
@@ -266,7 +274,7 @@ impl Importer for OpencodeImporter {
         }
         let record = Unmapped::parse(line)?;
         if opencode_storage::doc_kind(&record).is_some() {
-            opencode_storage::map(&self.name, &self.rel, line_no, record, out);
+            self.docs.push((line_no, record));
             return Ok(());
         }
         let ty = record
@@ -365,6 +373,25 @@ impl Importer for OpencodeImporter {
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) {
+        let docs = std::mem::take(&mut self.docs);
+        if !docs.is_empty() {
+            let rows = Rows::index(docs.iter().map(|(_, d)| d));
+            let store = Store::Rows(&rows);
+            let before = out.len();
+            for (line, doc) in docs {
+                opencode_storage::map_in(Some(&store), &self.rel, line, doc, out);
+            }
+            // Numbered per agent in time order, as the same documents read from their own
+            // files are (time, then where each was read, then its order in its document).
+            let mapped = &mut out[before..];
+            mapped.sort_by_key(|e| (e.ts, e.line, e.seq));
+            let mut next: HashMap<String, u64> = HashMap::new();
+            for ev in mapped {
+                let n = next.entry(rows.top(&ev.root)).or_default();
+                ev.seq = *n;
+                *n += 1;
+            }
+        }
         let Some(held) = self.document.take() else {
             return;
         };

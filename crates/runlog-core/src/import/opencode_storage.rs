@@ -66,8 +66,25 @@ pub fn sniff_head(head: &[u8]) -> bool {
     (has(b"\"sessionID\"") && (has(b"\"messageID\"") || has(b"\"role\""))) || session
 }
 
-/// Maps one storage document read from the file `name` (its events carry `line`).
+/// Maps one storage document read from the file `name` (its events carry `line`), its
+/// neighbours read beside that file.
 pub fn map(name: &str, rel: &str, line: u64, doc: Map<String, Value>, out: &mut Vec<Event>) {
+    let folder = match doc_kind(&doc) {
+        Some(Doc::Part) => "part",
+        _ => "message",
+    };
+    let store = Store::of(name, folder);
+    map_in(store.as_ref(), rel, line, doc, out);
+}
+
+/// Maps one storage document (its events carry `line`), its neighbours found in `store`.
+pub fn map_in(
+    store: Option<&Store>,
+    rel: &str,
+    line: u64,
+    doc: Map<String, Value>,
+    out: &mut Vec<Event>,
+) {
     let mut e = Emit {
         line,
         seq: 0,
@@ -77,8 +94,8 @@ pub fn map(name: &str, rel: &str, line: u64, doc: Map<String, Value>, out: &mut 
     };
     match doc_kind(&doc) {
         Some(Doc::Session) => session(&mut e, rel, doc),
-        Some(Doc::Message) => message(&mut e, name, doc),
-        Some(Doc::Part) => part(&mut e, name, doc),
+        Some(Doc::Message) => message(&mut e, store, doc),
+        Some(Doc::Part) => part(&mut e, store, doc),
         None => {
             e.root = rel.to_string();
             e.session = rel.to_string();
@@ -154,7 +171,7 @@ fn session(e: &mut Emit, rel: &str, doc: Map<String, Value>) {
     );
 }
 
-fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
+fn message(e: &mut Emit, store: Option<&Store>, doc: Map<String, Value>) {
     let id = str_of(&doc, "id").unwrap_or_default().to_string();
     let session = str_of(&doc, "sessionID").unwrap_or_default().to_string();
     e.root = session.clone();
@@ -168,8 +185,7 @@ fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
         if let Some(m) = doc.get("model").and_then(|m| m.get("modelID")) {
             data["model"] = m.clone();
         }
-        let store = Store::of(name, "message");
-        if let Some(prev) = store.and_then(|s| replaced_turn(&s, &session, &id)) {
+        if let Some(prev) = store.and_then(|s| replaced_turn(s, &session, &id)) {
             let end = json!({ "reason": { "kind": "replaced" }, "inferred": true });
             e.push(at(created), Some(&prev), "turn/end", end);
         }
@@ -178,8 +194,7 @@ fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
         return;
     }
     let turn = str_of(&doc, "parentID").map(str::to_string);
-    let store = Store::of(name, "message");
-    let (finish, ends) = ending(&doc, store.as_ref());
+    let (finish, ends) = ending(&doc, store);
     let Some(turn) = turn.clone().filter(|_| ends) else {
         let t = turn.as_deref().filter(|t| !t.is_empty());
         e.push(at(created), t, "opencode:assistant", Value::Object(doc));
@@ -207,7 +222,7 @@ fn message(e: &mut Emit, name: &str, doc: Map<String, Value>) {
     };
     let mut data = json!({ "reason": reason, "inferred": true, "message_id": id });
     if data["reason"]["kind"] == "end_turn" {
-        if let Some(t) = store.as_ref().and_then(|s| last_text(s, &id)) {
+        if let Some(t) = store.and_then(|s| last_text(s, &id)) {
             data["text"] = Value::String(t);
         }
     }
@@ -254,8 +269,8 @@ fn ending(doc: &Map<String, Value>, store: Option<&Store>) -> (Option<String>, b
 /// written: OpenCode's loop answers the newest user message, so that turn was replaced.
 fn replaced_turn(store: &Store, session: &str, id: &str) -> Option<String> {
     let mut ended = std::collections::HashSet::new();
-    for path in store.earlier_messages(session, id).iter().take(MAX_SCAN) {
-        let m = Store::read(path)?;
+    for m in store.earlier_messages(session, id).take(MAX_SCAN) {
+        let m = m?;
         if str_of(&m, "role") == Some("user") {
             let prev = str_of(&m, "id")?;
             return (!ended.contains(prev)).then(|| prev.to_string());
@@ -293,8 +308,8 @@ struct Owner {
     model: Option<String>,
 }
 
-fn owner(name: &str, session: &str, message: &str) -> Owner {
-    let Some(m) = Store::of(name, "part").and_then(|s| s.message(session, message)) else {
+fn owner(store: Option<&Store>, session: &str, message: &str) -> Owner {
+    let Some(m) = store.and_then(|s| s.message(session, message)) else {
         return Owner::default();
     };
     let role = str_of(&m, "role").map(str::to_string);
@@ -311,12 +326,12 @@ fn owner(name: &str, session: &str, message: &str) -> Owner {
     }
 }
 
-fn part(e: &mut Emit, name: &str, doc: Map<String, Value>) {
+fn part(e: &mut Emit, store: Option<&Store>, doc: Map<String, Value>) {
     let session = str_of(&doc, "sessionID").unwrap_or_default().to_string();
     let message = str_of(&doc, "messageID").unwrap_or_default().to_string();
     e.root = session.clone();
     e.session = session.clone();
-    let own = owner(name, &session, &message);
+    let own = owner(store, &session, &message);
     let ty = str_of(&doc, "type").unwrap_or("part").to_string();
     let id_time = str_of(&doc, "id")
         .zip(own.created.or(own.completed))

@@ -10,7 +10,6 @@ use crate::event::Event;
 use crate::import::Format;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
@@ -56,14 +55,15 @@ fn line_excerpts(path: &Path, lines: &[u64], max: usize) -> io::Result<HashMap<u
 }
 
 /// Calls `f` with each of the given lines (1-based) of a file, read as ingest reads it
-/// (a byte order mark at the start skipped, a line longer than `max` passed over).
+/// (a byte order mark at the start skipped, a line longer than `max` passed over; a
+/// database as its rows).
 pub(super) fn for_lines(
     path: &Path,
     lines: &[u64],
     max: usize,
     mut f: impl FnMut(u64, &[u8]),
 ) -> io::Result<()> {
-    let mut raw = BufReader::with_capacity(1 << 16, File::open(path)?);
+    let mut raw = BufReader::with_capacity(1 << 16, super::database::open_path(path)?);
     let head = raw.fill_buf()?;
     let mut r: Box<dyn BufRead> = if head.starts_with(&[0x1f, 0x8b]) {
         Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(raw)))

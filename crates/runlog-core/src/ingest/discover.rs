@@ -130,7 +130,10 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> Res
         let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
         if ft.is_dir() {
             walk(&path, files, skipped)?;
-        } else if is_log_name(&entry.file_name().to_string_lossy()) || is_read_json(&path) {
+        } else if is_log_name(&entry.file_name().to_string_lossy())
+            || is_read_json(&path)
+            || super::database::is_read_database(&path)
+        {
             files.push(path);
         } else {
             skipped.push(path);

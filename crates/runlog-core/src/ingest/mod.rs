@@ -12,6 +12,7 @@
 //! [`spill`] (the spilled ingest) → this one.
 
 mod assemble;
+mod database;
 mod discover;
 mod ids;
 mod imported;
@@ -28,7 +29,6 @@ pub use imported::*;
 pub use read::*;
 pub use types::*;
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
@@ -63,7 +63,7 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
         .map(|piece| {
             let input = &files[piece.file];
             let name = &input.name;
-            let mut f = File::open(&input.path).map_err(|e| Error::io(name, e))?;
+            let mut f = database::open(input, opts.format)?;
             let at_file_start = piece.start == 0;
             // A later piece is of a file that reads as canonical (see `split_files`).
             let canonical;
@@ -165,7 +165,7 @@ pub fn read_files(
         .enumerate()
         .map(|(k, input)| {
             let name = &input.name;
-            let mut f = File::open(&input.path).map_err(|e| Error::io(name, e))?;
+            let mut f = database::open(input, opts.format)?;
             let canonical;
             let (opts, at_start, shift) = match resume[k] {
                 None => (opts, true, 0),

@@ -23,7 +23,6 @@
 //! that folder is, and how the partitions' tables are written and committed, is the
 //! caller's (`runlog::pipeline`).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -112,7 +111,7 @@ fn partitioned<E: From<Error> + Send>(
             .par_iter()
             .enumerate()
             .map(|(i, input)| {
-                let f = File::open(&input.path).map_err(|e| Error::io(&input.name, e))?;
+                let f = super::database::open(input, opts.format)?;
                 ingest::read_stream_at(i as u32, &input.name, &input.rel, f, &spill_opts)
             })
             .collect::<Result<_>>()?;

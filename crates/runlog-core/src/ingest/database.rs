@@ -1,0 +1,135 @@
+//! An input that is a database rather than a text log: an OpenCode database
+//! (`opencode.db`, [`crate::import::opencode_db`]) is read as its rows, one JSON document a
+//! line, and from there like any other file; every other file as its bytes.
+
+use std::fs::File;
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
+
+use super::discover::Input;
+use crate::error::{Error, Result};
+use crate::import::Format;
+
+/// What a file is read from: its bytes, or its rows as lines.
+pub enum Source {
+    File(File),
+    #[cfg_attr(not(feature = "opencode-db"), allow(dead_code))]
+    Rows(Cursor<Vec<u8>>),
+}
+
+/// Opens an input to be read as `format`: an OpenCode database (under `auto` or `opencode`)
+/// as its rows, any other file as it is.
+pub fn open(input: &Input, format: Format) -> Result<Source> {
+    #[cfg(feature = "opencode-db")]
+    if matches!(format, Format::Auto | Format::Opencode) {
+        let rows = crate::import::opencode_db::read_lines(&input.path)
+            .map_err(|e| Error::Invalid(format!("{}: {e}", input.name)))?;
+        if let Some(rows) = rows {
+            return Ok(Source::Rows(Cursor::new(rows)));
+        }
+    }
+    #[cfg(not(feature = "opencode-db"))]
+    let _ = format;
+    let f = File::open(&input.path).map_err(|e| Error::io(&input.name, e))?;
+    Ok(Source::File(f))
+}
+
+/// The file at `path` as ingest reads it under `auto`: an OpenCode database as its rows
+/// (one that cannot be read as its bytes), any other file as it is.
+pub(super) fn open_path(path: &std::path::Path) -> io::Result<Source> {
+    #[cfg(feature = "opencode-db")]
+    if let Ok(Some(rows)) = crate::import::opencode_db::read_lines(path) {
+        return Ok(Source::Rows(Cursor::new(rows)));
+    }
+    File::open(path).map(Source::File)
+}
+
+/// Whether a file found in a folder is a database ingest reads.
+pub fn is_read_database(path: &std::path::Path) -> bool {
+    #[cfg(feature = "opencode-db")]
+    if path.extension().is_some_and(|e| e == "db") {
+        return crate::import::opencode_db::is_database(path);
+    }
+    let _ = path;
+    false
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Source::File(f) => f.read(buf),
+            Source::Rows(c) => c.read(buf),
+        }
+    }
+}
+
+impl Seek for Source {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self {
+            Source::File(f) => f.seek(pos),
+            Source::Rows(c) => c.seek(pos),
+        }
+    }
+}
+
+#[cfg(all(test, feature = "opencode-db"))]
+mod tests {
+    use crate::ingest::{ingest_paths, IngestOptions};
+
+    /// A database made by OpenCode's tables, with one part row whose `data` is broken.
+    fn database(path: &std::path::Path) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
+               slug text NOT NULL, directory text NOT NULL, title text NOT NULL,
+               version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+             CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
+               time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+             CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL,
+               session_id text NOT NULL, time_created integer NOT NULL,
+               time_updated integer NOT NULL, data text NOT NULL);
+             INSERT INTO session VALUES ('ses_1', 'p', NULL, 's', '/w', 't', '1.2.0', 5, 6);
+             INSERT INTO message VALUES ('msg_1', 'ses_1', 7, 7,
+               '{\"role\":\"user\",\"time\":{\"created\":7}}');
+             INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', 8, 8,
+               '{\"type\":\"text\",\"text\":\"hi\"}');
+             INSERT INTO part VALUES ('prt_2', 'msg_1', 'ses_1', 8, 8, '{\"type\":');",
+        )
+        .unwrap();
+    }
+
+    /// Every row is an event or a reject on its line (sessions, messages, then parts); in a
+    /// folder, a `.db` file is read when it is OpenCode's and skipped otherwise.
+    #[test]
+    fn every_row_is_read_or_rejected_on_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("opencode.db");
+        database(&db);
+        let other = dir.path().join("other.db");
+        rusqlite::Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (a)")
+            .unwrap();
+        let ing = ingest_paths(&[dir.path().to_path_buf()], &IngestOptions::default()).unwrap();
+        assert_eq!(ing.files.len(), 1, "{:?}", ing.files);
+        assert_eq!(ing.files[0].format, "opencode");
+        assert_eq!(ing.files[0].lines, 4);
+        assert_eq!(ing.skipped_files.len(), 1);
+        assert_eq!(ing.rejects.len(), 1);
+        assert_eq!(ing.rejects[0].line, 4);
+        assert_eq!(ing.rejects[0].file, db.display().to_string());
+        let kinds: Vec<&str> = ing
+            .agents
+            .iter()
+            .flat_map(|a| a.events.iter().map(|e| &*e.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "session/start",
+                "inbox/receipt",
+                "turn/start",
+                "opencode:text"
+            ]
+        );
+    }
+}
