@@ -124,6 +124,9 @@ impl Spool {
     /// The lines `idx` (0-based, ascending) read back: (1-based line number, bytes).
     pub fn read_lines(&self, idx: &[u32]) -> Result<Vec<(u64, Vec<u8>)>, SpoolError> {
         use std::os::unix::fs::FileExt;
+        if idx.is_empty() {
+            return Ok(Vec::new());
+        }
         let path = &self.input.path;
         let f = File::open(path).map_err(at(path))?;
         idx.iter()
