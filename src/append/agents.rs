@@ -42,6 +42,9 @@ pub struct Replacement {
     pub index: BTreeMap<String, Fingerprint>,
 }
 
+/// A bucket written: its per-agent tables' files, and its agents, intervals and events.
+type BucketOut = (u32, BTreeMap<String, Vec<String>>, [u64; 3]);
+
 /// What a replacement committed.
 #[derive(Debug)]
 pub struct Replaced {
@@ -91,7 +94,7 @@ pub fn replace_agents(
         .iter()
         .map(|&b| (b, by_bucket.remove(&b).unwrap_or_default()))
         .collect();
-    let outs: Vec<(u32, BTreeMap<String, Vec<String>>, [u64; 3])> = work
+    let outs: Vec<BucketOut> = work
         .into_par_iter()
         .with_max_len(1)
         .map(|(b, agents)| {
