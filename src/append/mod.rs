@@ -51,6 +51,7 @@
 //! everything again; `land` writes the shared tables and commits. Reading the committed
 //! Parquet files back is [`crate::store::read`]'s.
 
+mod agents;
 mod bucket;
 mod derived;
 mod full;
@@ -59,6 +60,8 @@ mod land;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+
+pub use agents::{latest, replace_agents, Replaced, Replacement};
 use std::time::Instant;
 
 use rayon::prelude::*;

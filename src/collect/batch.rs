@@ -16,10 +16,9 @@ use super::server::Response;
 use super::spool::{Spool, SpoolError};
 use super::CollectError;
 use crate::commit::GcPolicy;
+use crate::commit::Manifest;
 use crate::objstore::{block_on, Root};
-use crate::pipeline::{self, CommitMode, Memory, WriteOptions, Written};
 use runlog_core::fingerprint::Change;
-use runlog_core::ingest::IngestOptions;
 
 /// When a batch is committed.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +68,8 @@ pub struct Batcher {
     records: u64,
     first_at: Option<Instant>,
     quiet: bool,
+    /// What the latest version holds, to commit the next batch on ([`super::commit`]).
+    known: Option<super::commit::Known>,
     pub totals: Totals,
 }
 
@@ -89,6 +90,7 @@ impl Batcher {
             records: 0,
             first_at: None,
             quiet,
+            known: None,
             totals: Totals::default(),
         }
     }
@@ -138,29 +140,22 @@ impl Batcher {
         }
     }
 
-    /// Commits the spool: the warehouse's tables become those of the spool's files, in one
-    /// new version. Every commit reads the whole spool: OTLP files are of an imported
-    /// format, whose roots and numbering depend on every file, so even an append would read
-    /// every input again (docs/warehouse.md); a full ingest does that and writes each table
-    /// as one file instead of 64 buckets' files (on 8,000 spans: 1.6 s against 3.7 s).
-    pub fn commit(&mut self) -> crate::error::Result<Written> {
-        let opts = IngestOptions {
-            format: runlog_core::import::Format::Otlp,
-            ..Default::default()
-        };
-        let write = WriteOptions {
-            commit: CommitMode::Full,
-            memory: Memory::InMemory,
-            max_rejects: None,
-            gc: self.gc,
-        };
+    /// Commits the spool: the warehouse's tables become those an ingest of the spool file
+    /// gives, in one new version. Only the agents the batch touched are mapped again and
+    /// written ([`super::commit`]); the first commit of a run that cannot tell what the
+    /// warehouse holds maps every line.
+    pub fn commit(&mut self) -> crate::error::Result<Manifest> {
         let start = Instant::now();
-        let written = pipeline::ingest(
-            &[self.spool.dir().to_path_buf()],
-            &opts,
-            &self.warehouse,
-            &write,
-        )?;
+        let root = Root::open(&self.warehouse)?;
+        let done = super::commit::commit(&root, &mut self.spool, &mut self.known, self.gc);
+        let done = match done {
+            Ok(d) => d,
+            Err(e) => {
+                // The next commit cannot build on what this one left: it maps everything.
+                self.known = None;
+                return Err(e);
+            }
+        };
         if !self.quiet {
             let what = if self.first_at.is_some() {
                 format!(
@@ -172,19 +167,23 @@ impl Batcher {
                 "the spool as an earlier run left it".to_string()
             };
             eprintln!(
-                "runlog collect: committed {what} ({} records in the spool, {} agents) in \
-                 {:.2} s",
+                "runlog collect: committed {what} ({} records in the spool; {} of {} agents \
+                 written from {} of {} lines{}) in {:.2} s",
                 self.spool.records(),
-                written.summary.agents,
+                done.touched,
+                done.agents,
+                done.lines_read,
+                self.spool.lines(),
+                if done.whole { ", every bucket" } else { "" },
                 start.elapsed().as_secs_f64()
             );
         }
-        Ok(written)
+        Ok(done.manifest)
     }
 
     /// On start: refuses a warehouse that holds inputs other than this spool's (a commit
-    /// would replace them), and commits what the spool holds that the latest version has
-    /// not read (what a receiver killed earlier had written).
+    /// would replace them), learns what the latest version holds, and commits what the
+    /// spool holds that it has not read (what a receiver killed earlier had written).
     pub fn start(&mut self) -> Result<(), CollectError> {
         let root = Root::open(&self.warehouse)?;
         let latest = block_on(crate::commit::log::latest(&root))?;
@@ -215,9 +214,13 @@ impl Batcher {
             })
             .count();
         let files = self.spool.files();
-        if !(m.inputs.len() == files && unchanged == files) {
-            self.commit()?;
+        if m.inputs.len() == files && unchanged == files {
+            self.known = super::commit::learn(&root, &m, &mut self.spool)?;
+            if self.known.is_some() {
+                return Ok(());
+            }
         }
+        self.commit()?;
         Ok(())
     }
 

@@ -9,6 +9,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
 use prost::Message;
 
 use super::decode::Export;
@@ -22,6 +23,8 @@ pub type Key = u128;
 pub struct Prepared {
     /// The key of every record, in order.
     pub keys: Vec<Key>,
+    /// What links every record to its agent, in order ([`links`]).
+    pub links: Vec<Vec<String>>,
     /// The OTLP JSON line, without its newline.
     pub line: String,
 }
@@ -54,6 +57,63 @@ pub fn keys(export: &Export) -> Vec<Key> {
             .flat_map(|rl| &rl.scope_logs)
             .flat_map(|sl| &sl.log_records)
             .map(|r| key_of(&[&r.encode_to_vec()]))
+            .collect(),
+    }
+}
+
+/// The conversation attributes the OTLP importer takes a tree's root from.
+const CONVERSATION_KEYS: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
+
+/// A record's links to its agent ([`super::groups`]): its trace id (lower-case hex, as the
+/// importer spells it) and the non-empty string values of its conversation attributes;
+/// none for a log record without either (its root is the spool file's name).
+fn links_of(trace: &[u8], attributes: &[KeyValue]) -> Vec<String> {
+    let mut v = Vec::with_capacity(1);
+    if !trace.is_empty() {
+        v.push(hex(trace));
+    }
+    for kv in attributes {
+        if !CONVERSATION_KEYS.contains(&kv.key.as_str()) {
+            continue;
+        }
+        if let Some(AnyValue {
+            value: Some(any_value::Value::StringValue(s)),
+        }) = &kv.value
+        {
+            if !s.is_empty() && !v.contains(s) {
+                v.push(s.clone());
+            }
+        }
+    }
+    v
+}
+
+fn hex(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(DIGITS[(x >> 4) as usize] as char);
+        s.push(DIGITS[(x & 15) as usize] as char);
+    }
+    s
+}
+
+/// The links of an export's records, in the order of [`keys`].
+pub fn links(export: &Export) -> Vec<Vec<String>> {
+    match export {
+        Export::Traces(req) => req
+            .resource_spans
+            .iter()
+            .flat_map(|rs| &rs.scope_spans)
+            .flat_map(|ss| &ss.spans)
+            .map(|s| links_of(&s.trace_id, &s.attributes))
+            .collect(),
+        Export::Logs(req) => req
+            .resource_logs
+            .iter()
+            .flat_map(|rl| &rl.scope_logs)
+            .flat_map(|sl| &sl.log_records)
+            .map(|r| links_of(&r.trace_id, &r.attributes))
             .collect(),
     }
 }
@@ -93,6 +153,7 @@ pub fn line(export: &Export) -> Result<String, serde_json::Error> {
 pub fn prepare(export: &Export) -> Result<Prepared, serde_json::Error> {
     Ok(Prepared {
         keys: keys(export),
+        links: links(export),
         line: line(export)?,
     })
 }

@@ -13,9 +13,12 @@
 //! signals that stop them).
 
 mod batch;
+mod commit;
 mod decode;
+mod groups;
 mod http;
 mod lines;
+mod remap;
 mod server;
 mod spool;
 

@@ -14,7 +14,9 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use super::decode::Export;
+use super::groups::Groups;
 use super::lines::{self, Key, Prepared};
+use runlog_core::ingest;
 
 /// The spool folder of a warehouse.
 pub const SPOOL_DIR: &str = "_collect";
@@ -27,6 +29,14 @@ pub struct Spool {
     /// Whether it was written since the last [`Spool::sync`].
     dirty: bool,
     keys: HashSet<Key>,
+    /// Each line's offset and length (without its newline).
+    positions: Vec<(u64, u32)>,
+    /// The file's size.
+    size: u64,
+    /// The agents' groups of the records, and their lines.
+    pub groups: Groups,
+    /// The spool file as an ingest of the spool folder names it.
+    input: ingest::Input,
 }
 
 /// An I/O failure on a spool file.
@@ -50,28 +60,83 @@ impl Spool {
     /// (its request was never answered) is cut off, and the keys of every record are read.
     pub fn open(dir: &Path) -> Result<Spool, SpoolError> {
         fs::create_dir_all(dir).map_err(at(dir))?;
-        let mut keys = HashSet::new();
         let path = file_path(dir);
+        let mut spool = Spool {
+            dir: dir.to_path_buf(),
+            file: None,
+            dirty: false,
+            keys: HashSet::new(),
+            positions: Vec::new(),
+            size: 0,
+            groups: Groups::default(),
+            input: ingest::Input {
+                name: path.display().to_string(),
+                rel: ingest::relative_name(&path, &[dir.to_path_buf()]),
+                path: path.clone(),
+            },
+        };
         if path.exists() {
             cut_torn_tail(&path).map_err(at(&path))?;
             let mut r = BufReader::new(File::open(&path).map_err(at(&path))?);
             let mut line = Vec::new();
             loop {
                 line.clear();
-                if r.read_until(b'\n', &mut line).map_err(at(&path))? == 0 {
+                let n = r.read_until(b'\n', &mut line).map_err(at(&path))?;
+                if n == 0 {
                     break;
                 }
-                if let Some(e) = lines::parse_line(&line) {
-                    keys.extend(lines::keys(&e));
-                }
+                let links = match lines::parse_line(&line) {
+                    Some(e) => {
+                        spool.keys.extend(lines::keys(&e));
+                        lines::links(&e)
+                    }
+                    None => Vec::new(),
+                };
+                spool.note_line(n as u64 - 1, &links);
             }
         }
-        Ok(Spool {
-            dir: dir.to_path_buf(),
-            file: None,
-            dirty: false,
-            keys,
-        })
+        Ok(spool)
+    }
+
+    /// Notes a line written at the end of the file (`len` bytes without its newline).
+    fn note_line(&mut self, len: u64, links: &[Vec<String>]) {
+        let idx = self.positions.len() as u32;
+        self.positions.push((self.size, len as u32));
+        self.size += len + 1;
+        self.groups.add(idx, links, &self.input.rel);
+    }
+
+    /// The spool file as an ingest names it.
+    pub fn input(&self) -> &ingest::Input {
+        &self.input
+    }
+
+    /// Lines in the file.
+    pub fn lines(&self) -> u64 {
+        self.positions.len() as u64
+    }
+
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The lines `idx` (0-based, ascending) read back: (1-based line number, bytes).
+    pub fn read_lines(&self, idx: &[u32]) -> Result<Vec<(u64, Vec<u8>)>, SpoolError> {
+        use std::os::unix::fs::FileExt;
+        if idx.is_empty() {
+            return Ok(Vec::new());
+        }
+        let path = &self.input.path;
+        let f = File::open(path).map_err(at(path))?;
+        idx.iter()
+            .map(|&i| {
+                let (off, len) = self.positions[i as usize];
+                let mut buf = vec![0u8; len as usize];
+                f.read_exact_at(&mut buf, off).map_err(at(path))?;
+                Ok((u64::from(i) + 1, buf))
+            })
+            .collect()
     }
 
     /// The spool folder.
@@ -92,7 +157,7 @@ impl Spool {
     /// Writes the records of `export` the spool does not hold yet (`prepared`: its
     /// [`lines::prepare`]); returns how many that was. Not durable before [`Spool::sync`].
     pub fn write(&mut self, export: &mut Export, prepared: Prepared) -> Result<u64, SpoolError> {
-        let Prepared { keys, line } = prepared;
+        let Prepared { keys, links, line } = prepared;
         if keys.is_empty() {
             return Ok(0);
         }
@@ -107,8 +172,8 @@ impl Spool {
                 break;
             }
         }
-        let (count, line) = if all_new {
-            (keys.len() as u64, line)
+        let (count, line, links) = if all_new {
+            (keys.len() as u64, line, links)
         } else {
             for k in &added {
                 self.keys.remove(k);
@@ -126,9 +191,10 @@ impl Spool {
                 path: self.dir.clone(),
                 source: io::Error::other(e),
             })?;
-            (count, line)
+            (count, line, lines::links(export))
         };
         self.append(line.as_bytes())?;
+        self.note_line(line.len() as u64, &links);
         Ok(count)
     }
 

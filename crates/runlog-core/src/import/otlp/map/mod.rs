@@ -121,7 +121,9 @@ pub(super) const PHASE_BODY: u8 = 1;
 pub(super) const PHASE_CLOSE: u8 = 2;
 pub(super) const PHASE_IDLE: u8 = 3;
 
-/// The file's events, in time order, numbered from 0.
+/// The file's events, in time order, each agent's numbered from 0 (`seq` is the position in
+/// its agent's log): an agent's numbers depend on its own spans only, so a receiver that
+/// maps again only the agents a batch of spans touches numbers them as a file ingest does.
 pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: &mut Vec<Event>) {
     let mut ops: Vec<Op> = spans.iter().map(op_of).collect();
     let by_id: HashMap<(&str, &str), usize> = spans
@@ -198,9 +200,12 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         (a.ts, a.phase, a.depth, &*a.ev.root).cmp(&(b.ts, b.phase, b.depth, &*b.ev.root))
     });
     out.reserve(pending.len());
-    for (seq, p) in pending.into_iter().enumerate() {
+    let mut next: HashMap<crate::event::Id, u64> = HashMap::new();
+    for p in pending {
         let mut ev = p.ev;
-        ev.seq = seq as u64;
+        let n = next.entry(ev.root.clone()).or_insert(0);
+        ev.seq = *n;
+        *n += 1;
         out.push(ev);
     }
 }
