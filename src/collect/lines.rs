@@ -13,6 +13,7 @@ use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
 use prost::Message;
 
 use super::decode::Export;
+use runlog_core::import::otlp::hex;
 
 /// A record's identity: its trace and span ids (a span), or its whole encoding (a log
 /// record), hashed to 128 bits.
@@ -86,16 +87,6 @@ fn links_of(trace: &[u8], attributes: &[KeyValue]) -> Vec<String> {
         }
     }
     v
-}
-
-fn hex(b: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(DIGITS[(x >> 4) as usize] as char);
-        s.push(DIGITS[(x & 15) as usize] as char);
-    }
-    s
 }
 
 /// The links of an export's records, in the order of [`keys`].

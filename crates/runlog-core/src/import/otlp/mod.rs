@@ -405,7 +405,7 @@ impl Importer for OtlpImporter {
 }
 
 /// Bytes as lower-case hex (the OTLP/JSON spelling of trace and span ids).
-fn hex(b: &[u8]) -> String {
+pub fn hex(b: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(b.len() * 2);
     for &x in b {
