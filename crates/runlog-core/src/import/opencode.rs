@@ -181,22 +181,9 @@ impl OpencodeImporter {
             "arguments": state.and_then(|s| s.get("input")).cloned().unwrap_or(Value::Null),
         });
         self.push(out, session, ts, Some(turn), "tool/call", data);
-        let raw = state
-            .and_then(|s| s.get("status"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let err = state.and_then(|s| s.get("error")).and_then(Value::as_str);
-        let status = match raw {
-            "completed" => "ok",
-            "error" if err.is_some_and(|e| e.contains("rejected permission")) => "denied",
-            "error" => "error",
-            _ => return,
-        };
-        let mut data = json!({ "call_id": call_id, "status": status, "raw_status": raw });
-        if let Some(e) = err {
-            data["detail"] = Value::String(e.to_string());
+        if let Some(data) = tool_result(&call_id, state) {
+            self.push(out, session, ts, Some(turn), "tool/result", data);
         }
-        self.push(out, session, ts, Some(turn), "tool/result", data);
     }
 }
 
@@ -418,6 +405,27 @@ impl Importer for OpencodeImporter {
     fn rejects(&mut self) -> Vec<(u64, String, String)> {
         std::mem::take(&mut self.late_rejects)
     }
+}
+
+/// The `tool/result` data of a tool part whose `state` ended: `completed` → `ok`, `error` →
+/// `error`, or `denied` when the user rejected permission; `None` while it runs.
+pub(super) fn tool_result(call_id: &str, state: Option<&Value>) -> Option<Value> {
+    let raw = state
+        .and_then(|s| s.get("status"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let err = state.and_then(|s| s.get("error")).and_then(Value::as_str);
+    let status = match raw {
+        "completed" => "ok",
+        "error" if err.is_some_and(|e| e.contains("rejected permission")) => "denied",
+        "error" => "error",
+        _ => return None,
+    };
+    let mut data = json!({ "call_id": call_id, "status": status, "raw_status": raw });
+    if let Some(e) = err {
+        data["detail"] = Value::String(e.to_string());
+    }
+    Some(data)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::opencode::{end_kind, error_object, usage};
+use super::opencode::{end_kind, error_object, tool_result, usage};
 use super::opencode_store::{id_millis, Store};
 use super::{event, flag, synthetic_ts, unmapped, Format};
 use crate::event::Event;
@@ -409,18 +409,9 @@ fn tool(e: &mut Emit, doc: &Map<String, Value>, turn: Option<&str>, written: Opt
         .and_then(|s| millis(s, &["time", "start"]))
         .or(written);
     e.push(at(start), turn, "tool/call", data);
-    let raw = st("status").and_then(Value::as_str).unwrap_or("");
-    let err = st("error").and_then(Value::as_str);
-    let status = match raw {
-        "completed" => "ok",
-        "error" if err.is_some_and(|e| e.contains("rejected permission")) => "denied",
-        "error" => "error",
-        _ => return,
+    let Some(data) = tool_result(&call_id, doc.get("state")) else {
+        return;
     };
-    let mut data = json!({ "call_id": call_id, "status": status, "raw_status": raw });
-    if let Some(m) = err {
-        data["detail"] = Value::String(m.to_string());
-    }
     let end = state.and_then(|s| millis(s, &["time", "end"])).or(start);
     e.push(at(end), turn, "tool/result", data);
 }
