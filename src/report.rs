@@ -298,10 +298,39 @@ pub async fn build_in(ctx: &SessionContext, window: &TimeWindow) -> Result<Repor
     Ok(report)
 }
 
-/// Computes the report over a context holding the warehouse tables.
+/// Computes the report over a context holding the warehouse tables. The statements read
+/// the tables only, so they run at once, each as its own task: a report's dozen small
+/// queries then share the cores instead of waiting on one another.
 pub async fn build(ctx: &SessionContext) -> Result<Report> {
-    let (_, batches) = run_sql(ctx, TOTALS_SQL).await?;
-    let (cols, rows) = to_strings(&batches)?;
+    let (_, batches) = run_sql(ctx, INTERVAL_SPAN_SQL).await?;
+    let span_us = to_strings(&batches)?
+        .1
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0);
+    let (unit, format) = time_unit(span_us);
+    let fill = |t: &str| t.replace("{unit}", unit).replace("{format}", format);
+
+    let mut sqls = vec![TOTALS_SQL.to_string(), FILES_SQL.to_string()];
+    sqls.extend(SECTIONS.iter().map(|s| fill(s.3)));
+    let tasks: Vec<_> = sqls
+        .into_iter()
+        .map(|sql| {
+            let ctx = ctx.clone();
+            tokio::spawn(async move { run_sql(&ctx, &sql).await })
+        })
+        .collect();
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let done = task
+            .await
+            .map_err(|e| crate::error::Error::Invalid(format!("a report query stopped: {e}")))?;
+        results.push(done?);
+    }
+    let sections_done = results.split_off(2);
+
+    let (cols, rows) = to_strings(&results[0].1)?;
     let mut totals: Vec<(String, String)> = cols
         .into_iter()
         .zip(rows.into_iter().next().unwrap_or_default())
@@ -313,36 +342,23 @@ pub async fn build(ctx: &SessionContext) -> Result<Report> {
             }
         }
     }
-    let (_, batches) = run_sql(ctx, FILES_SQL).await?;
-    let files: Vec<String> = to_strings(&batches)?
+    let files: Vec<String> = to_strings(&results[1].1)?
         .1
         .into_iter()
         .filter_map(|r| r.into_iter().next())
         .collect();
     totals.push(("inputs".to_string(), inputs_label(&files)));
 
-    let (_, batches) = run_sql(ctx, INTERVAL_SPAN_SQL).await?;
-    let span_us = to_strings(&batches)?
-        .1
-        .first()
-        .and_then(|r| r.first())
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or(0);
-    let (unit, format) = time_unit(span_us);
-    let fill = |t: &str| t.replace("{unit}", unit).replace("{format}", format);
-
     let mut sections = Vec::new();
-    for (id, title, note, sql) in SECTIONS {
-        let (title, note, sql) = (fill(title), fill(note), fill(sql));
-        let (schema, batches) = run_sql(ctx, &sql).await?;
+    for ((id, title, note, _), (schema, batches)) in SECTIONS.iter().zip(sections_done) {
         let (mut columns, rows) = to_strings(&batches)?;
         if columns.is_empty() {
             columns = schema.fields().iter().map(|f| f.name().clone()).collect();
         }
         sections.push(Section {
             id: id.to_string(),
-            title,
-            note,
+            title: fill(title),
+            note: fill(note),
             columns,
             rows,
         });
