@@ -151,6 +151,7 @@ impl Emitter {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "user" if is_tool_response(v) => self.tool_response(out, r),
+            "user" if is_shell_escape(v) => self.keep(out, r.line, r.value),
             "user" => self.prompt(out, r),
             "gemini" => self.answer(out, r),
             "error" => {
@@ -410,6 +411,13 @@ fn is_tool_response(v: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a `user` message is the record of a command the user ran in shell mode (`!cmd`):
+/// Gemini CLI adds it to the chat as "I ran the following shell command: …" for the model to
+/// read with the next prompt, and calls no model (`addShellCommandToGeminiHistory`).
+fn is_shell_escape(v: &Value) -> bool {
+    text_of(v.get("content")).starts_with("I ran the following shell command:")
 }
 
 /// "Request cancelled." — what Gemini CLI records when the user stops a turn.
