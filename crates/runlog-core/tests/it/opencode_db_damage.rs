@@ -174,7 +174,8 @@ fn a_missing_column_rejects_each_row_naming_it() {
 }
 
 /// Named on its own, a database that is not OpenCode's is one reject, not its bytes read
-/// as lines; a folder skips a `.db` file that is neither OpenCode's nor named so.
+/// as lines; a folder skips a `.db` file that is neither OpenCode's (all three tables) nor
+/// named so, such as another program's with a `session` and a `message` table.
 #[test]
 fn another_sqlite_database_is_one_reject_when_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -184,6 +185,10 @@ fn another_sqlite_database_is_one_reject_when_named() {
     let s = db_summary(&ing, &db);
     assert_eq!((s.lines, s.rejects), (1, 1), "{:?}", ing.rejects);
     assert!(ing.rejects[0].reason.contains("not an OpenCode database"));
+    sql(
+        &dir.path().join("chat.db"),
+        "CREATE TABLE session (id); CREATE TABLE message (id, body)",
+    );
     let ing = ingest(dir.path());
-    assert_eq!(ing.skipped_files.len(), 1);
+    assert_eq!(ing.skipped_files.len(), 2, "{:?}", ing.skipped_files);
 }

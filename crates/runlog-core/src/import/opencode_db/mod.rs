@@ -82,13 +82,14 @@ pub fn has_opencode_name(path: &Path) -> bool {
         .is_some_and(|n| n == "opencode" || n.starts_with("opencode-"))
 }
 
-/// Whether `path` is an OpenCode database: a SQLite file with OpenCode's `session` table and
-/// its `message` or `part` table.
+/// Whether `path` is an OpenCode database: a SQLite file with OpenCode's three tables
+/// (`session`, `message` and `part`; other programs' databases have tables of those names
+/// too, one or two of them).
 pub fn is_database(path: &Path) -> bool {
     has_magic(path)
         && open(path)
             .and_then(|c| tables(&c))
-            .is_ok_and(|t| t[0] && (t[1] || t[2]))
+            .is_ok_and(|t| t.iter().all(|&p| p))
 }
 
 /// The OpenCode database at `path` read as lines; `None` when the file is not to be read as
