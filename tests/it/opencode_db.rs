@@ -1,6 +1,7 @@
 //! OpenCode's session database (`opencode.db`, releases from 1.2.0) reads as the storage
 //! folder it was made from (`scripts/opencode-db-fixture.py`): the same events (where they
-//! were read aside), turns, tool calls, errors, intervals and agents.
+//! were read aside), turns, tool calls, errors, intervals and agents. `ingest --append`
+//! sees the rows OpenCode has written to the database's WAL only.
 
 use std::path::{Path, PathBuf};
 
@@ -96,4 +97,62 @@ fn compare() -> Result<(), String> {
     Ok(())
 }
 
-trials! { the_database_reads_as_its_storage_folder }
+/// A session row, written as OpenCode writes one (the columns without defaults).
+fn add_session(conn: &rusqlite::Connection, id: &str, at: i64) {
+    conn.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, time_created,
+           time_updated) VALUES (?1, 'global', 'calm-wave', '/w', 'New session', '1.2.15', ?2, ?2)",
+        rusqlite::params![id, at],
+    )
+    .unwrap();
+}
+
+/// The agents (roots) of a warehouse.
+fn roots(wh: &Path) -> Vec<String> {
+    let sql = "SELECT root FROM agents ORDER BY root";
+    let out = super::shards::ok(super::shards::runlog(&[
+        "query",
+        "-w",
+        wh.to_str().unwrap(),
+        sql,
+        "--format",
+        "csv",
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines().skip(1).map(str::to_string).collect()
+}
+
+/// OpenCode keeps its database open in WAL mode: rows it commits go to `opencode.db-wal`
+/// and reach the main file only at a checkpoint. An append after such rows reads them.
+fn append_reads_rows_in_the_wal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    std::fs::copy(samples().join("opencode-db/real-1.x/opencode.db"), &db).unwrap();
+    let wh = dir.path().join("wh");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
+        .unwrap();
+    add_session(&conn, "ses_wal_first", 1_770_000_000_000);
+    let append = |wh: &Path| {
+        let (db, wh) = (db.to_str().unwrap(), wh.to_str().unwrap());
+        super::shards::ok(super::shards::runlog(&["ingest", "--append", db, "-w", wh]));
+    };
+    append(&wh);
+    let file = std::fs::read(&db).unwrap();
+    assert!(roots(&wh).contains(&"ses_wal_first".to_string()));
+    add_session(&conn, "ses_wal_second", 1_770_000_100_000);
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        file,
+        "the row is in the WAL only"
+    );
+    append(&wh);
+    let got = roots(&wh);
+    assert!(got.contains(&"ses_wal_second".to_string()), "{got:?}");
+    assert!(got.contains(&"ses_wal_first".to_string()), "{got:?}");
+    // The same rows again: nothing new.
+    append(&wh);
+    assert_eq!(roots(&wh), got);
+}
+
+trials! { the_database_reads_as_its_storage_folder, append_reads_rows_in_the_wal_only }

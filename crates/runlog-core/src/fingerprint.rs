@@ -9,6 +9,11 @@
 //! use it for missing ids), and the warehouse buckets its events went to. An object read
 //! from a store also keeps what the store's listing said of it ([`ObjectStamp`]: size and
 //! e_tag), so that an append of the same prefix skips it without downloading it.
+//!
+//! A SQLite database (an OpenCode `opencode.db`) is read with its write-ahead log beside
+//! it (`<file>-wal`), which holds the rows committed since the last checkpoint while the
+//! main file's bytes stay as they were: the hash of such a file is that of its bytes and
+//! of its WAL's ([`wal_hash`]), so that rows written to the WAL alone change it.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -129,6 +134,7 @@ pub fn scan(path: &Path, probe: Option<u64>) -> io::Result<Scan> {
         probe_hash: (probe == Some(0)).then_some(empty),
     };
     let mut pos = 0u64;
+    let mut sqlite = false;
     // Feeds `bytes` (which start at `pos`) to `all`, noting the hash at the probe.
     let feed = |all: &mut XxHash3_64, pos: &mut u64, s: &mut Scan, bytes: &[u8]| {
         let end = *pos + bytes.len() as u64;
@@ -154,6 +160,7 @@ pub fn scan(path: &Path, probe: Option<u64>) -> io::Result<Scan> {
         if pos == 0 {
             s.compressed =
                 chunk.starts_with(&[0x1f, 0x8b]) || chunk.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+            sqlite = chunk.starts_with(SQLITE_MAGIC);
         }
         match memchr::memrchr(b'\n', chunk) {
             Some(i) => {
@@ -173,7 +180,46 @@ pub fn scan(path: &Path, probe: Option<u64>) -> io::Result<Scan> {
     }
     s.size = pos;
     s.tail_hash = tail.finish();
+    if sqlite {
+        if let Some(wal) = wal_hash(path)? {
+            let mut both = [0u8; 16];
+            both[..8].copy_from_slice(&s.hash.to_le_bytes());
+            both[8..].copy_from_slice(&wal.to_le_bytes());
+            s.hash = content_hash(&both);
+        }
+    }
     Ok(s)
+}
+
+/// The first bytes of every SQLite 3 database file.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// The [`content_hash`] of the write-ahead log beside the SQLite database at `path`
+/// (`<path>-wal`); `None` when there is none or it is empty (SQLite then reads the main
+/// file alone).
+pub fn wal_hash(path: &Path) -> io::Result<Option<u64>> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let mut f = match File::open(&wal) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut h = XxHash3_64::default();
+    let mut buf = vec![0u8; SCAN_BUFFER];
+    let mut size = 0u64;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                h.write(&buf[..n]);
+                size += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((size > 0).then(|| h.finish()))
 }
 
 impl Fingerprint {
@@ -283,6 +329,37 @@ mod tests {
                 "probe {probe}"
             );
         }
+    }
+
+    /// Rows written to a database's WAL alone (its main file's bytes as they were) change
+    /// its fingerprint; a checkpoint that empties the WAL into the file changes it again.
+    #[cfg(feature = "opencode-db")]
+    #[test]
+    fn a_databases_wal_is_part_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("opencode.db");
+        let conn = rusqlite::Connection::open(&p).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t (a); PRAGMA wal_checkpoint(TRUNCATE);",
+        )
+        .unwrap();
+        let file = std::fs::read(&p).unwrap();
+        let old = Fingerprint::new(&scan(&p, None).unwrap(), 0, "opencode", "opencode.db");
+        conn.execute("INSERT INTO t VALUES (1)", []).unwrap();
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            file,
+            "the row is in the WAL only"
+        );
+        let (change, s) = old.compare(&p).unwrap();
+        assert_eq!(change, Change::Changed);
+        assert_eq!(s.size, old.size);
+        let new = Fingerprint::new(&s, 0, "opencode", "opencode.db");
+        assert_eq!(new.compare(&p).unwrap().0, Change::Unchanged);
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+            .unwrap();
+        assert_eq!(new.compare(&p).unwrap().0, Change::Changed);
     }
 
     #[test]

@@ -1,19 +1,37 @@
 //! An input that is a database rather than a text log: an OpenCode database
 //! (`opencode.db`, [`crate::import::opencode_db`]) is read as its rows, one JSON document a
-//! line, and from there like any other file; every other file as its bytes.
+//! line, and from there like any other file; every other file as its bytes. What of a
+//! database cannot be read (the file, a table, a row) is a reject on a line of its own,
+//! added to the file's read by [`add_rejects`].
 
 use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
 use super::discover::Input;
+use super::{FileRead, Reject};
+use crate::decode::excerpt;
 use crate::error::{Error, Result};
 use crate::import::Format;
 
-/// What a file is read from: its bytes, or its rows as lines.
+/// The lines of a database that are rejects: (line, reason, excerpt).
+pub type RowRejects = Vec<(u64, String, Vec<u8>)>;
+
+/// What a file is read from: its bytes, or its rows as lines (the lines that are rejects
+/// blank, their reasons beside).
 pub enum Source {
     File(File),
     #[cfg_attr(not(feature = "opencode-db"), allow(dead_code))]
-    Rows(Cursor<Vec<u8>>),
+    Rows(Cursor<Vec<u8>>, RowRejects),
+}
+
+impl Source {
+    /// The rejects of a database's rows, taken out (none for a file read as its bytes).
+    pub fn take_rejects(&mut self) -> Option<RowRejects> {
+        match self {
+            Source::File(_) => None,
+            Source::Rows(_, rejects) => Some(std::mem::take(rejects)),
+        }
+    }
 }
 
 /// Opens an input to be read as `format`: an OpenCode database (under `auto` or `opencode`)
@@ -21,10 +39,8 @@ pub enum Source {
 pub fn open(input: &Input, format: Format) -> Result<Source> {
     #[cfg(feature = "opencode-db")]
     if matches!(format, Format::Auto | Format::Opencode) {
-        let rows = crate::import::opencode_db::read_lines(&input.path)
-            .map_err(|e| Error::Invalid(format!("{}: {e}", input.name)))?;
-        if let Some(rows) = rows {
-            return Ok(Source::Rows(Cursor::new(rows)));
+        if let Some(rows) = crate::import::opencode_db::read_lines(&input.path) {
+            return Ok(Source::Rows(Cursor::new(rows.text), rows.rejects));
         }
     }
     #[cfg(not(feature = "opencode-db"))]
@@ -33,21 +49,48 @@ pub fn open(input: &Input, format: Format) -> Result<Source> {
     Ok(Source::File(f))
 }
 
-/// The file at `path` as ingest reads it under `auto`: an OpenCode database as its rows
-/// (one that cannot be read as its bytes), any other file as it is.
+/// Adds a database's rejects (`None`: the file was read as its bytes) to what was read of
+/// it: each was read as a blank line, and is a line and a reject. A database whose rows
+/// told no format is OpenCode's.
+pub fn add_rejects(out: &mut FileRead, name: &str, rejects: Option<RowRejects>) {
+    let Some(rejects) = rejects else {
+        return;
+    };
+    if matches!(out.format, Format::Auto | Format::Runlog) {
+        out.format = Format::Opencode;
+        out.summary.format = Format::Opencode.name().to_string();
+    }
+    for (line, reason, bytes) in rejects {
+        out.summary.blank = out.summary.blank.saturating_sub(1);
+        out.summary.lines += 1;
+        out.summary.rejects += 1;
+        out.rejects.push(Reject {
+            file: name.to_string(),
+            line,
+            reason,
+            excerpt: excerpt(&bytes),
+        });
+    }
+    out.rejects.sort_by_key(|r| r.line);
+}
+
+/// The file at `path` as ingest reads it under `auto`: an OpenCode database as its rows,
+/// any other file as it is.
 pub(super) fn open_path(path: &std::path::Path) -> io::Result<Source> {
     #[cfg(feature = "opencode-db")]
-    if let Ok(Some(rows)) = crate::import::opencode_db::read_lines(path) {
-        return Ok(Source::Rows(Cursor::new(rows)));
+    if let Some(rows) = crate::import::opencode_db::read_lines(path) {
+        return Ok(Source::Rows(Cursor::new(rows.text), rows.rejects));
     }
     File::open(path).map(Source::File)
 }
 
-/// Whether a file found in a folder is a database ingest reads.
+/// Whether a file found in a folder is a database ingest reads: a `.db` file that is
+/// OpenCode's, or is named as OpenCode names its database (read to say why it is not one).
 pub fn is_read_database(path: &std::path::Path) -> bool {
     #[cfg(feature = "opencode-db")]
     if path.extension().is_some_and(|e| e == "db") {
-        return crate::import::opencode_db::is_database(path);
+        use crate::import::opencode_db::{has_opencode_name, is_database};
+        return has_opencode_name(path) || is_database(path);
     }
     let _ = path;
     false
@@ -57,7 +100,7 @@ impl Read for Source {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Source::File(f) => f.read(buf),
-            Source::Rows(c) => c.read(buf),
+            Source::Rows(c, _) => c.read(buf),
         }
     }
 }
@@ -66,7 +109,7 @@ impl Seek for Source {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         match self {
             Source::File(f) => f.seek(pos),
-            Source::Rows(c) => c.seek(pos),
+            Source::Rows(c, _) => c.seek(pos),
         }
     }
 }

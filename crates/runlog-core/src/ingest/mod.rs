@@ -64,6 +64,7 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
             let input = &files[piece.file];
             let name = &input.name;
             let mut f = database::open(input, opts.format)?;
+            let row_rejects = f.take_rejects();
             let at_file_start = piece.start == 0;
             // A later piece is of a file that reads as canonical (see `split_files`).
             let canonical;
@@ -87,7 +88,10 @@ fn read_inputs(files: &[Input], opts: &IngestOptions) -> Result<Ingested> {
                 opts,
                 at_file_start,
             )
-            .map(|r| (piece.file, r))
+            .map(|mut r| {
+                database::add_rejects(&mut r, name, row_rejects);
+                (piece.file, r)
+            })
         })
         .collect::<Result<_>>()?;
     // Line numbers of later pieces count from their piece's start: shift them by the lines
@@ -166,6 +170,7 @@ pub fn read_files(
         .map(|(k, input)| {
             let name = &input.name;
             let mut f = database::open(input, opts.format)?;
+            let row_rejects = f.take_rejects();
             let canonical;
             let (opts, at_start, shift) = match resume[k] {
                 None => (opts, true, 0),
@@ -180,6 +185,7 @@ pub fn read_files(
                 }
             };
             let mut r = read_piece(indices[k], name, &input.rel, f, opts, at_start)?;
+            database::add_rejects(&mut r, name, row_rejects);
             if shift > 0 {
                 r.shift_lines(shift);
             }

@@ -111,8 +111,12 @@ fn partitioned<E: From<Error> + Send>(
             .par_iter()
             .enumerate()
             .map(|(i, input)| {
-                let f = super::database::open(input, opts.format)?;
-                ingest::read_stream_at(i as u32, &input.name, &input.rel, f, &spill_opts)
+                let mut f = super::database::open(input, opts.format)?;
+                let row_rejects = f.take_rejects();
+                let mut r =
+                    ingest::read_stream_at(i as u32, &input.name, &input.rel, f, &spill_opts)?;
+                super::database::add_rejects(&mut r, &input.name, row_rejects);
+                Ok(r)
             })
             .collect::<Result<_>>()?;
         drop(spill_opts);

@@ -8,6 +8,8 @@ mod decode_fast;
 mod inferred_endings;
 mod line_accounting;
 mod needs;
+#[cfg(feature = "opencode-db")]
+mod opencode_db_damage;
 mod oracle;
 mod otlp_producers;
 mod payload_walker;

@@ -245,12 +245,19 @@ fn quota_spent(text: &str) -> bool {
     .any(|k| t.contains(k))
 }
 
-/// The code a failure text without HTTP status names: a timeout, or a lost connection.
+/// The code a failure text without HTTP status names: a timeout, a lost connection, or a
+/// response without a usable body (Claude Code 2.1.x: "API returned an empty or malformed
+/// response (HTTP 200)", `error: unknown`).
 fn text_error_code(text: &str) -> Option<&'static str> {
     let t = text.to_ascii_lowercase();
     if t.contains("timed out") || t.contains("timeout") {
         Some("completion_timed_out")
-    } else if t.contains("connection") || t.contains("stalled") || t.contains("socket") {
+    } else if t.contains("connection")
+        || t.contains("stalled")
+        || t.contains("socket")
+        || t.contains("malformed response")
+        || t.contains("empty response")
+    {
         Some("completion_failed")
     } else {
         None

@@ -150,6 +150,8 @@ impl Emitter {
         }
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
+            "user" if is_tool_response(v) => self.tool_response(out, r),
+            "user" if is_shell_escape(v) => self.keep(out, r.line, r.value),
             "user" => self.prompt(out, r),
             "gemini" => self.answer(out, r),
             "error" => {
@@ -198,6 +200,16 @@ impl Emitter {
         self.open_turn = Some(turn);
         self.turn_ts = ts;
         self.last = Last::Nothing;
+    }
+
+    /// A `user` message of tool results sent back to the model: part of the open turn
+    /// (whose tool calls and results the answer that called them gave), kept as
+    /// `gemini-cli:user`.
+    fn tool_response(&mut self, out: &mut Vec<Event>, r: Record) {
+        let (ts, syn) = self.ts(r.value.get("timestamp"));
+        let turn = self.open_turn.clone();
+        let kind = unmapped(Format::GeminiCli, "user");
+        self.push(out, ts, syn, turn.as_deref(), &kind, r.value, r.line);
     }
 
     /// A model answer: thoughts, text, tool calls, the call's end, the tools' results.
@@ -387,6 +399,25 @@ impl Emitter {
 /// messages.
 fn is_metadata(v: &Value) -> bool {
     v.get("sessionId").is_some_and(Value::is_string) && v.get("type").is_none()
+}
+
+/// Whether a `user` message holds only `functionResponse` parts: the results of the tools
+/// the model called, which Gemini CLI's `.jsonl` chats record as a `user` message after the
+/// answer that called them (no prompt).
+fn is_tool_response(v: &Value) -> bool {
+    match v.get("content") {
+        Some(Value::Array(parts)) => {
+            !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
+        }
+        _ => false,
+    }
+}
+
+/// Whether a `user` message is the record of a command the user ran in shell mode (`!cmd`):
+/// Gemini CLI adds it to the chat as "I ran the following shell command: …" for the model to
+/// read with the next prompt, and calls no model (`addShellCommandToGeminiHistory`).
+fn is_shell_escape(v: &Value) -> bool {
+    text_of(v.get("content")).starts_with("I ran the following shell command:")
 }
 
 /// "Request cancelled." — what Gemini CLI records when the user stops a turn.
