@@ -95,25 +95,32 @@ pub(super) fn settle(
 type Hit = (usize, usize, u32, u64);
 
 /// The blockers that share a root key and `seq` with a kept event. An agent's events are
-/// in `seq` order: a blocker finds its agent by key and its event by a binary search
-/// (a map of every kept event cost more, in memory it touched, than the search).
+/// in `seq` order: a blocker finds its agent by key and its event by a binary search over
+/// the agent's `seq`s, copied once into one flat list (searching the events themselves
+/// touched a 96-byte event per step, a cache miss each, for every line not kept; a map of
+/// every kept event cost more, in memory it touched, than the search).
 fn meetings(ing: &Ingested, blockers: &[Blockers]) -> Vec<Hit> {
     if blockers.iter().all(|b| b.list.is_empty()) {
         return Vec::new();
     }
     let mut agent_of: HashMap<u64, usize, foldhash::fast::RandomState> =
         HashMap::with_capacity_and_hasher(ing.agents.len(), Default::default());
+    // Agent `a`'s `seq`s are `seqs[start[a]..start[a + 1]]`.
+    let mut start: Vec<usize> = Vec::with_capacity(ing.agents.len() + 1);
+    let mut seqs: Vec<u64> = Vec::with_capacity(ing.agents.iter().map(|a| a.events.len()).sum());
     for (a, agent) in ing.agents.iter().enumerate() {
         agent_of.insert(root_key(agent.root.as_bytes()), a);
+        start.push(seqs.len());
+        seqs.extend(agent.events.iter().map(|e| e.seq));
     }
+    start.push(seqs.len());
     blockers
         .par_iter()
         .flat_map_iter(|bs| {
-            let agent_of = &agent_of;
+            let (agent_of, start, seqs) = (&agent_of, &start, &seqs);
             bs.list.iter().filter_map(move |b| {
                 let &a = agent_of.get(&b.key)?;
-                let evs = &ing.agents[a].events;
-                let i = evs.binary_search_by_key(&b.seq, |e| e.seq).ok()?;
+                let i = seqs[start[a]..start[a + 1]].binary_search(&b.seq).ok()?;
                 Some((a, i, bs.file, b.line))
             })
         })
