@@ -1,5 +1,6 @@
 //! A lean reading of OTLP JSON traces: `TracesData` decoded straight into [`Span`]s, the
-//! attributes into JSON maps, without the message types of `opentelemetry-proto` between
+//! attributes into their JSON text ([`super::attributes`]: a string value copied from the
+//! line as it is spelled there), without the message types of `opentelemetry-proto` between
 //! (whose `AnyValue` buffers every value before reading it). It reads what those types
 //! read, the same way (the OTLP/JSON encoding as `opentelemetry-proto` 0.33 decodes it);
 //! what it does not take on (bytes values, ids that are not plain hex) is an error, and the
@@ -13,9 +14,10 @@ use std::sync::Arc;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
-use super::{micros, Decoded, Span, SpanEvent};
+use super::{attributes, micros, scope_text, Decoded, Span, SpanEvent};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -140,7 +142,7 @@ struct HexId(String);
 
 impl<'de> Deserialize<'de> for HexId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = Cow::<str>::deserialize(d)?;
+        let s = CowStr::deserialize(d)?.0;
         if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(de::Error::custom("id is not plain hex"));
         }
@@ -174,12 +176,48 @@ impl<'de> Deserialize<'de> for Nanos {
     }
 }
 
-/// `KeyValue`s as a JSON map: each value as [`super::any_to_json`] gives it; a later key
-/// replaces an earlier one.
+/// `KeyValue`s as [`attributes::Attrs`]: each value's JSON text as serde_json writes
+/// [`super::any_to_json`]'s value (a string as the line spells it when that is the same);
+/// a later key replaces an earlier one.
 #[derive(Default)]
-struct Attrs(Map<String, Value>);
+struct Attrs(attributes::Attrs);
 
 impl<'de> Deserialize<'de> for Attrs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = attributes::Attrs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a sequence of KeyValue")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut members: Vec<(Cow<'de, str>, Cow<'de, str>)> = Vec::new();
+                while let Some(kv) = seq.next_element::<KeyValueText<'de>>()? {
+                    members.push((kv.0, kv.1));
+                }
+                // In key order, the last of equal keys kept (as a map's inserts leave it).
+                members.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut kept: Vec<(Cow<'de, str>, Cow<'de, str>)> =
+                    Vec::with_capacity(members.len());
+                for m in members {
+                    match kept.last_mut() {
+                        Some(last) if last.0 == m.0 => *last = m,
+                        _ => kept.push(m),
+                    }
+                }
+                attributes::Attrs::build(&kept)
+                    .ok_or_else(|| de::Error::custom("attributes over 4 GiB"))
+            }
+        }
+        d.deserialize_seq(V).map(Attrs)
+    }
+}
+
+/// `KeyValue`s as a JSON map (the members of a key-value list value).
+#[derive(Default)]
+struct JsonAttrs(Map<String, Value>);
+
+impl<'de> Deserialize<'de> for JsonAttrs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
@@ -195,8 +233,154 @@ impl<'de> Deserialize<'de> for Attrs {
                 Ok(m)
             }
         }
-        d.deserialize_seq(V).map(Attrs)
+        d.deserialize_seq(V).map(JsonAttrs)
     }
+}
+
+/// One `KeyValue` with its value as JSON text ([`AnyText`]).
+struct KeyValueText<'de>(Cow<'de, str>, Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for KeyValueText<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeyValueText<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a KeyValue")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut key: Option<Cow<'de, str>> = None;
+                let mut value: Option<Cow<'de, str>> = None;
+                while let Some(k) = map.next_key::<CowStr<'de>>()? {
+                    match &*k.0 {
+                        "key" => {
+                            if key.is_some() {
+                                return Err(de::Error::duplicate_field("key"));
+                            }
+                            key = Some(map.next_value::<CowStr<'de>>()?.0);
+                        }
+                        "value" => {
+                            if value.is_some() {
+                                return Err(de::Error::duplicate_field("value"));
+                            }
+                            value = Some(
+                                map.next_value::<Option<AnyText<'de>>>()?
+                                    .map_or(Cow::Borrowed("null"), |a| a.0),
+                            );
+                        }
+                        "keyStrindex" => {
+                            map.next_value::<i32>()?;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let key = key.ok_or_else(|| de::Error::missing_field("key"))?;
+                Ok(KeyValueText(key, value.unwrap_or(Cow::Borrowed("null"))))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A string, borrowed from the line when it holds no escape.
+struct CowStr<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for CowStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        d.deserialize_str(V).map(CowStr)
+    }
+}
+
+/// An `AnyValue` as the JSON text serde_json writes of [`AnyValue`]'s value: a string as
+/// the line spells it when serde_json spells it so ([`attributes::is_canonical_str`]),
+/// else written again; the other values written from their JSON value.
+struct AnyText<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for AnyText<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AnyText<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object for AnyValue")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyText<'de>, A::Error> {
+                let mut value: Cow<'de, str> = Cow::Borrowed("null");
+                while let Some(k) = map.next_key::<CowStr<'de>>()? {
+                    let next: Option<Cow<'de, str>> = match &*k.0 {
+                        "stringValue" => match map.next_value::<Option<&'de RawValue>>()? {
+                            None => None,
+                            Some(raw) => Some(string_text(raw.get()).map_err(de::Error::custom)?),
+                        },
+                        "boolValue" => map
+                            .next_value::<Option<bool>>()?
+                            .map(|b| Cow::Borrowed(if b { "true" } else { "false" })),
+                        "intValue" => map
+                            .next_value::<Option<Int>>()?
+                            .map(|i| Cow::Owned(i.0.to_string())),
+                        "doubleValue" => map.next_value::<Option<f64>>()?.map(|d| {
+                            Cow::Owned(
+                                serde_json::Number::from_f64(d)
+                                    .map_or(Value::Null, Value::Number)
+                                    .to_string(),
+                            )
+                        }),
+                        "arrayValue" => map
+                            .next_value::<Option<ArrayValue>>()?
+                            .map(|a| Cow::Owned(Value::Array(a.0).to_string())),
+                        "kvlistValue" => map
+                            .next_value::<Option<KvList>>()?
+                            .map(|kv| Cow::Owned(Value::Object(kv.0).to_string())),
+                        "bytesValue" => {
+                            return Err(de::Error::custom(
+                                "bytes values are read by the message types",
+                            ))
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            None
+                        }
+                    };
+                    if let Some(v) = next {
+                        value = v;
+                    }
+                }
+                Ok(AnyText(value))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A `stringValue`'s JSON text as serde_json writes the string; an error when the raw
+/// value is not a string.
+fn string_text(raw: &str) -> Result<Cow<'_, str>, String> {
+    if !raw.starts_with('"') {
+        return Err(format!("stringValue is not a string: {raw:.40}"));
+    }
+    if attributes::is_canonical_str(raw) {
+        return Ok(Cow::Borrowed(raw));
+    }
+    let s: String = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    Ok(Cow::Owned(Value::String(s).to_string()))
 }
 
 /// One `KeyValue`: `key` (required), `value` (an `AnyValue`; absent or null is null),
@@ -214,8 +398,8 @@ impl<'de> Deserialize<'de> for KeyValue {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeyValue, A::Error> {
                 let mut key: Option<String> = None;
                 let mut value: Option<Value> = None;
-                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
-                    match &*k {
+                while let Some(k) = map.next_key::<CowStr<'de>>()? {
+                    match &*k.0 {
                         "key" => {
                             if key.is_some() {
                                 return Err(de::Error::duplicate_field("key"));
@@ -263,8 +447,8 @@ impl<'de> Deserialize<'de> for AnyValue {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyValue, A::Error> {
                 let mut value = Value::Null;
-                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
-                    let next = match &*k {
+                while let Some(k) = map.next_key::<CowStr<'de>>()? {
+                    let next = match &*k.0 {
                         "stringValue" => map.next_value::<Option<String>>()?.map(Value::String),
                         "boolValue" => map.next_value::<Option<bool>>()?.map(Value::Bool),
                         "intValue" => map.next_value::<Option<Int>>()?.map(|i| Value::from(i.0)),
@@ -347,7 +531,7 @@ impl<'de> Deserialize<'de> for KvList {
         #[derive(Deserialize)]
         struct Raw {
             #[serde(default)]
-            values: Attrs,
+            values: JsonAttrs,
         }
         Raw::deserialize(d).map(|r| KvList(r.values.0))
     }
@@ -360,14 +544,10 @@ pub(super) fn read_traces(out: &mut Decoded, line: u64, text: &[u8]) -> serde_js
     for rs in data.resource_spans {
         let resource = Arc::new(rs.resource.map(|r| r.attributes.0).unwrap_or_default());
         for ss in rs.scope_spans {
-            let scope = Arc::new(match ss.scope {
-                None => Value::Null,
-                Some(s) => json!({
-                    "name": s.name,
-                    "version": s.version,
-                    "attributes": s.attributes.0,
-                }),
-            });
+            let scope: Arc<str> = match ss.scope {
+                None => "null".into(),
+                Some(s) => scope_text(&s.attributes.0, &s.name, &s.version).into(),
+            };
             for s in ss.spans {
                 let (status, status_message) =
                     s.status.map(|st| (st.code, st.message)).unwrap_or_default();
@@ -396,11 +576,14 @@ pub(super) fn read_traces(out: &mut Decoded, line: u64, text: &[u8]) -> serde_js
                         .links
                         .into_iter()
                         .map(|l| {
-                            json!({
-                                "trace_id": l.trace_id.0,
-                                "span_id": l.span_id.0,
-                                "attributes": l.attributes.0,
-                            })
+                            let mut link = Map::new();
+                            link.insert(
+                                "attributes".into(),
+                                Value::Object(l.attributes.0.to_map()),
+                            );
+                            link.insert("span_id".into(), l.span_id.0.into());
+                            link.insert("trace_id".into(), l.trace_id.0.into());
+                            Value::Object(link)
                         })
                         .collect(),
                     scope: scope.clone(),

@@ -9,6 +9,7 @@
 //! before the file ends; then [`map`] turns the whole file's spans and records into canonical
 //! events in time order.
 
+mod attributes;
 mod lean;
 mod map;
 mod proto;
@@ -26,6 +27,7 @@ use serde_json::{json, Map, Value};
 use super::{FileContext, Importer};
 use crate::decode::excerpt;
 use crate::event::Event;
+use attributes::Attrs;
 
 /// Whether a line (trimmed) opens the first member of a pretty-printed OTLP JSON document:
 /// `"resourceSpans": [` on a line of its own or after the document's `{`.
@@ -46,7 +48,7 @@ fn opens_document(line: &[u8]) -> bool {
 }
 
 /// One span as read: ids in lower-case hex, times in microseconds since the epoch (0 when
-/// the record has none), attributes as JSON values.
+/// the record has none), attributes as their JSON text.
 #[derive(Debug, Clone)]
 pub(crate) struct Span {
     pub line: u64,
@@ -60,11 +62,12 @@ pub(crate) struct Span {
     /// `Status.code`: 0 unset, 1 ok, 2 error.
     pub status: i32,
     pub status_message: String,
-    pub attrs: Map<String, Value>,
+    pub attrs: Attrs,
     pub events: Vec<SpanEvent>,
     pub links: Vec<Value>,
-    pub scope: Arc<Value>,
-    pub resource: Arc<Map<String, Value>>,
+    /// The instrumentation scope's JSON text (`null` when none).
+    pub scope: Arc<str>,
+    pub resource: Arc<Attrs>,
 }
 
 /// An event recorded on a span (`exception`, `gen_ai.*` content events, …).
@@ -72,7 +75,7 @@ pub(crate) struct Span {
 pub(crate) struct SpanEvent {
     pub ts: i64,
     pub name: String,
-    pub attrs: Map<String, Value>,
+    pub attrs: Attrs,
 }
 
 /// One log record as read.
@@ -87,9 +90,9 @@ pub(crate) struct LogRecord {
     pub severity_number: i32,
     pub severity_text: String,
     pub body: Value,
-    pub attrs: Map<String, Value>,
-    pub scope: Arc<Value>,
-    pub resource: Arc<Map<String, Value>>,
+    pub attrs: Attrs,
+    pub scope: Arc<str>,
+    pub resource: Arc<Attrs>,
 }
 
 /// The OTLP importer of one file: collects the file's spans and log records, maps them when
@@ -239,7 +242,7 @@ fn read_traces(out: &mut Decoded, line: u64, data: TracesData) {
     for rs in data.resource_spans {
         let resource = Arc::new(resource_attrs(rs.resource.map(|r| r.attributes)));
         for ss in rs.scope_spans {
-            let scope = Arc::new(scope_value(ss.scope));
+            let scope = scope_of(ss.scope);
             for s in ss.spans {
                 let (status, status_message) =
                     s.status.map(|st| (st.code, st.message)).unwrap_or_default();
@@ -254,14 +257,14 @@ fn read_traces(out: &mut Decoded, line: u64, data: TracesData) {
                     end: micros(s.end_time_unix_nano),
                     status,
                     status_message,
-                    attrs: attrs(s.attributes),
+                    attrs: Attrs::from_map(&attrs(s.attributes)),
                     events: s
                         .events
                         .into_iter()
                         .map(|e| SpanEvent {
                             ts: micros(e.time_unix_nano),
                             name: e.name,
-                            attrs: attrs(e.attributes),
+                            attrs: Attrs::from_map(&attrs(e.attributes)),
                         })
                         .collect(),
                     links: s
@@ -287,14 +290,14 @@ fn read_logs(out: &mut Decoded, line: u64, data: LogsData) {
     for rl in data.resource_logs {
         let resource = Arc::new(resource_attrs(rl.resource.map(|r| r.attributes)));
         for sl in rl.scope_logs {
-            let scope = Arc::new(scope_value(sl.scope));
+            let scope = scope_of(sl.scope);
             for r in sl.log_records {
-                let attrs = attrs(r.attributes);
+                let attrs = Attrs::from_map(&attrs(r.attributes));
                 let name = if !r.event_name.is_empty() {
                     r.event_name
                 } else {
-                    match attrs.get("event.name").and_then(Value::as_str) {
-                        Some(n) if !n.is_empty() => n.to_string(),
+                    match attrs.str("event.name") {
+                        Some(n) if !n.is_empty() => n.into_owned(),
                         _ => "log".to_string(),
                     }
                 };
@@ -381,9 +384,12 @@ impl Importer for OtlpImporter {
                     severity_number: 0,
                     severity_text: String::new(),
                     body: Value::String(String::from_utf8_lossy(&text).into_owned()),
-                    attrs: Map::from_iter([("error".to_string(), Value::String(reason))]),
-                    scope: Arc::new(Value::Null),
-                    resource: Arc::new(Map::new()),
+                    attrs: Attrs::from_map(&Map::from_iter([(
+                        "error".to_string(),
+                        Value::String(reason),
+                    )])),
+                    scope: "null".into(),
+                    resource: Arc::new(Attrs::default()),
                 });
             }
         }
@@ -448,21 +454,31 @@ fn attrs(kvs: Vec<KeyValue>) -> Map<String, Value> {
         .collect()
 }
 
-fn resource_attrs(kvs: Option<Vec<KeyValue>>) -> Map<String, Value> {
-    kvs.map(attrs).unwrap_or_default()
+fn resource_attrs(kvs: Option<Vec<KeyValue>>) -> Attrs {
+    Attrs::from_map(&kvs.map(attrs).unwrap_or_default())
 }
 
-fn scope_value(
+/// A scope's JSON text (`null` when none).
+fn scope_of(
     scope: Option<opentelemetry_proto::tonic::common::v1::InstrumentationScope>,
-) -> Value {
+) -> Arc<str> {
     match scope {
-        None => Value::Null,
-        Some(s) => json!({
-            "name": s.name,
-            "version": s.version,
-            "attributes": attrs(s.attributes),
-        }),
+        None => "null".into(),
+        Some(s) => scope_text(&Attrs::from_map(&attrs(s.attributes)), &s.name, &s.version).into(),
     }
+}
+
+/// The JSON text of an instrumentation scope: `{"attributes":…,"name":…,"version":…}`.
+pub(crate) fn scope_text(attrs: &Attrs, name: &str, version: &str) -> String {
+    let mut text = String::with_capacity(attrs.text().len() + name.len() + version.len() + 40);
+    text.push_str("{\"attributes\":");
+    text.push_str(attrs.text());
+    text.push_str(",\"name\":");
+    text.push_str(&Value::from(name).to_string());
+    text.push_str(",\"version\":");
+    text.push_str(&Value::from(version).to_string());
+    text.push('}');
+    text
 }
 
 #[cfg(test)]

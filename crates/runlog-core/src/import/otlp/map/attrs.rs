@@ -2,23 +2,33 @@
 //! operations, tool names and call ids, finish reasons and usage, and whole spans and log
 //! records as the data of the `otlp:<name>` events that keep them.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
+use serde_json::{json, Value};
+
+use super::text::ObjectText;
 use super::Op;
+use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::{LogRecord, Span};
 
-pub(super) fn str_attr<'a>(attrs: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
+/// The first of `keys` whose value is a string, when that is not empty.
+pub(super) fn str_attr<'a>(attrs: &'a Attrs, keys: &[&str]) -> Option<Cow<'a, str>> {
     keys.iter()
-        .find_map(|k| attrs.get(*k).and_then(Value::as_str))
+        .find_map(|k| attrs.str(k))
         .filter(|s| !s.is_empty())
 }
 
-pub(super) fn int_attr(attrs: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|k| match attrs.get(*k)? {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
+pub(super) fn int_attr(attrs: &Attrs, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| {
+        let raw = attrs.raw(k)?;
+        if raw.starts_with('"') {
+            attrs.str(k)?.trim().parse().ok()
+        } else {
+            match serde_json::from_str::<Value>(raw).ok()? {
+                Value::Number(n) => n.as_u64(),
+                _ => None,
+            }
+        }
     })
 }
 
@@ -26,14 +36,14 @@ pub(super) fn op_of(span: &Span) -> Op {
     // LangSmith's OpenTelemetry export names its run type in `langsmith.span.kind` and
     // guesses `gen_ai.operation.name` apart from it (`chat` on a prompt template's run,
     // `chain` on the chat model's): the run type decides.
-    match str_attr(&span.attrs, &["langsmith.span.kind"]) {
+    match str_attr(&span.attrs, &["langsmith.span.kind"]).as_deref() {
         Some("llm") => return Op::Inference,
         Some("chain" | "prompt" | "parser") => return Op::Other,
         _ => {}
     }
     let op = str_attr(&span.attrs, &["gen_ai.operation.name"]);
     let oi = str_attr(&span.attrs, &["openinference.span.kind"]);
-    match (op, oi) {
+    match (op.as_deref(), oi.as_deref()) {
         (Some("invoke_agent"), _) | (_, Some("AGENT")) => Op::Agent,
         (Some("chat" | "text_completion" | "generate_content"), _) | (_, Some("LLM")) => {
             Op::Inference
@@ -42,7 +52,7 @@ pub(super) fn op_of(span: &Span) -> Op {
         (Some(_), _) | (_, Some(_)) => Op::Other,
         // OpenLLMetry (Traceloop) names no operation; its chat model spans say
         // `llm.request.type`.
-        (None, None) if str_attr(&span.attrs, &["llm.request.type"]) == Some("chat") => {
+        (None, None) if str_attr(&span.attrs, &["llm.request.type"]).as_deref() == Some("chat") => {
             Op::Inference
         }
         (None, None) => {
@@ -58,9 +68,9 @@ pub(super) fn op_of(span: &Span) -> Op {
 }
 
 /// The tool calls an OpenInference LLM span's output asks for: (name, id), in order.
-pub(super) fn output_tool_calls(attrs: &Map<String, Value>) -> Vec<(String, String)> {
+pub(super) fn output_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
     let mut calls: Vec<((u64, u64), String, String)> = Vec::new();
-    for (k, v) in attrs {
+    for (k, _) in attrs.iter() {
         let Some(rest) = k.strip_prefix("llm.output_messages.") else {
             continue;
         };
@@ -71,13 +81,10 @@ pub(super) fn output_tool_calls(attrs: &Map<String, Value>) -> Vec<(String, Stri
         let msg = parts.next().and_then(|p| p.parse().ok());
         let call = parts.nth(2).and_then(|p| p.parse().ok());
         let name_key = format!("llm.output_messages.{prefix}.tool_call.function.name");
-        if let (Some(m), Some(c), Some(id), Some(name)) = (
-            msg,
-            call,
-            v.as_str(),
-            attrs.get(&name_key).and_then(Value::as_str),
-        ) {
-            calls.push(((m, c), name.to_string(), id.to_string()));
+        if let (Some(m), Some(c), Some(id), Some(name)) =
+            (msg, call, attrs.str(k), attrs.str(&name_key))
+        {
+            calls.push(((m, c), name.into_owned(), id.into_owned()));
         }
     }
     calls.sort();
@@ -86,21 +93,26 @@ pub(super) fn output_tool_calls(attrs: &Map<String, Value>) -> Vec<(String, Stri
 
 pub(super) const CALL_ID_KEYS: &[&str] = &["gen_ai.tool.call.id", "tool_call.id"];
 
-pub(super) fn tool_name(span: &Span) -> &str {
+pub(super) fn tool_name(span: &Span) -> Cow<'_, str> {
     str_attr(&span.attrs, &["gen_ai.tool.name", "tool.name"])
-        .or_else(|| span.name.strip_prefix("execute_tool "))
-        .unwrap_or(&span.name)
+        .or_else(|| span.name.strip_prefix("execute_tool ").map(Cow::Borrowed))
+        .unwrap_or(Cow::Borrowed(&span.name))
 }
 
 /// `gen_ai.response.finish_reasons` (an array, or one string), else the older
 /// `gen_ai.response.finish_reason`.
-pub(super) fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
+pub(super) fn finish_reasons(attrs: &Attrs) -> Vec<String> {
     for k in [
         "gen_ai.response.finish_reasons",
         "gen_ai.response.finish_reason",
         "llm.finish_reason",
     ] {
-        match attrs.get(k) {
+        let value = match attrs.raw(k) {
+            // The value is read only when it can be one.
+            Some(raw) if raw.starts_with('[') || raw.starts_with('"') => attrs.get(k),
+            _ => None,
+        };
+        match value {
             Some(Value::Array(a)) => {
                 return a
                     .iter()
@@ -110,14 +122,14 @@ pub(super) fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
             }
             Some(Value::String(s)) if !s.is_empty() => {
                 // Some SDKs record the array as its JSON text.
-                if let Ok(Value::Array(a)) = serde_json::from_str::<Value>(s) {
+                if let Ok(Value::Array(a)) = serde_json::from_str::<Value>(&s) {
                     return a
                         .iter()
                         .filter_map(Value::as_str)
                         .map(str::to_string)
                         .collect();
                 }
-                return vec![s.clone()];
+                return vec![s];
             }
             _ => {}
         }
@@ -125,10 +137,10 @@ pub(super) fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
     // OpenInference records none: the response object its LLM span keeps as output (the
     // Responses API's: `incomplete_details.reason`, else `status`; Chat Completions':
     // each choice's `finish_reason`).
-    let Some(Value::String(text)) = attrs.get("output.value") else {
+    let Some(text) = attrs.str("output.value") else {
         return Vec::new();
     };
-    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text) else {
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&text) else {
         return Vec::new();
     };
     match o.get("object").and_then(Value::as_str) {
@@ -155,7 +167,7 @@ pub(super) fn finish_reasons(attrs: &Map<String, Value>) -> Vec<String> {
 
 /// Canonical Usage from the current and earlier spellings of the GenAI conventions and
 /// OpenInference's. Input tokens include cached ones (the conventions say so).
-pub(super) fn usage(a: &Map<String, Value>) -> Option<Value> {
+pub(super) fn usage(a: &Attrs) -> Option<Value> {
     let input = int_attr(
         a,
         &[
@@ -218,59 +230,53 @@ pub(super) fn usage(a: &Map<String, Value>) -> Option<Value> {
 /// The whole span, for an `otlp:<name>` event: its JSON text, written from the span without
 /// a copy, members in the order of a JSON map (by name) as every event's data is.
 pub(super) fn span_record(span: &Span) -> String {
-    serde_json::to_string(&SpanRecord(span)).unwrap_or_else(|_| "{}".to_string())
-}
-
-struct SpanRecord<'a>(&'a Span);
-
-impl Serialize for SpanRecord<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let span = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("attributes", &span.attrs)?;
-        m.serialize_entry("end_us", &span.end)?;
-        m.serialize_entry("kind", &span.kind)?;
-        if !span.links.is_empty() {
-            m.serialize_entry("links", &span.links)?;
-        }
-        m.serialize_entry("name", &span.name)?;
-        if !span.parent.is_empty() {
-            m.serialize_entry("parent_span_id", &span.parent)?;
-        }
-        m.serialize_entry("resource", &*span.resource)?;
-        m.serialize_entry("scope", &*span.scope)?;
-        m.serialize_entry("span_id", &span.id)?;
-        m.serialize_entry("start_us", &span.start)?;
-        if span.status != 0 || !span.status_message.is_empty() {
-            let status = json!({"code": span.status, "message": span.status_message});
-            m.serialize_entry("status", &status)?;
-        }
-        m.serialize_entry("trace_id", &span.trace)?;
-        if span.start == 0 {
-            m.serialize_entry("ts_synthetic", &true)?;
-        }
-        m.end()
+    let mut m = ObjectText::with_capacity(
+        span.attrs.text().len() + span.resource.text().len() + span.scope.len() + 512,
+    );
+    m.member_raw("attributes", span.attrs.text());
+    m.member("end_us", &span.end).member("kind", &span.kind);
+    if !span.links.is_empty() {
+        m.member("links", &span.links);
     }
+    m.member("name", &span.name);
+    if !span.parent.is_empty() {
+        m.member("parent_span_id", &span.parent);
+    }
+    m.member_raw("resource", span.resource.text());
+    m.member_raw("scope", &span.scope);
+    m.member("span_id", &span.id)
+        .member("start_us", &span.start);
+    if span.status != 0 || !span.status_message.is_empty() {
+        let status = json!({"code": span.status, "message": span.status_message});
+        m.member("status", &status);
+    }
+    m.member("trace_id", &span.trace);
+    if span.start == 0 {
+        m.member("ts_synthetic", &true);
+    }
+    m.finish()
 }
 
-pub(super) fn log_record(r: &LogRecord) -> Value {
-    let mut m = Map::new();
-    if !r.trace.is_empty() {
-        m.insert("trace_id".into(), r.trace.clone().into());
+pub(super) fn log_record(r: &LogRecord) -> String {
+    let mut m = ObjectText::with_capacity(
+        r.attrs.text().len() + r.resource.text().len() + r.scope.len() + 512,
+    );
+    m.member_raw("attributes", r.attrs.text());
+    m.member("body", &r.body);
+    m.member_raw("resource", r.resource.text());
+    m.member_raw("scope", &r.scope);
+    m.member("severity_number", &r.severity_number);
+    if !r.severity_text.is_empty() {
+        m.member("severity_text", &r.severity_text);
     }
     if !r.span.is_empty() {
-        m.insert("span_id".into(), r.span.clone().into());
+        m.member("span_id", &r.span);
     }
-    m.insert("severity_number".into(), r.severity_number.into());
-    if !r.severity_text.is_empty() {
-        m.insert("severity_text".into(), r.severity_text.clone().into());
+    if !r.trace.is_empty() {
+        m.member("trace_id", &r.trace);
     }
-    m.insert("body".into(), r.body.clone());
-    m.insert("attributes".into(), Value::Object(r.attrs.clone()));
-    m.insert("scope".into(), (*r.scope).clone());
-    m.insert("resource".into(), Value::Object((*r.resource).clone()));
     if r.ts == 0 {
-        m.insert("ts_synthetic".into(), true.into());
+        m.member("ts_synthetic", &true);
     }
-    Value::Object(m)
+    m.finish()
 }

@@ -1,15 +1,18 @@
 //! The canonical Error of a failed span: its status, `error.type`, exception events and
 //! records, the HTTP status and provider codes they state.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::attrs::{int_attr, str_attr};
+use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
 use crate::import::status_error_code;
 
 /// The canonical Error of a failed span (status ERROR, `error.type`, an `exception` event or
 /// exception log record), `None` when it did not fail.
-pub(super) fn span_error(span: &Span, log_excs: &[&Map<String, Value>]) -> Option<Value> {
+pub(super) fn span_error(span: &Span, log_excs: &[&Attrs]) -> Option<Value> {
     let exc = span
         .events
         .iter()
@@ -18,16 +21,16 @@ pub(super) fn span_error(span: &Span, log_excs: &[&Map<String, Value>]) -> Optio
         .map(|e| &e.attrs)
         .or_else(|| log_excs.last().copied());
     let error_type = str_attr(&span.attrs, &["error.type"])
-        .map(str::to_string)
+        .map(Cow::into_owned)
         .or_else(|| int_attr(&span.attrs, &["error.type"]).map(|n| n.to_string()));
     if span.status != 2 && error_type.is_none() && exc.is_none() {
         return None;
     }
     let exc_type = exc.and_then(|e| str_attr(e, &["exception.type"]));
     let exc_message = exc.and_then(|e| str_attr(e, &["exception.message"]));
-    let raw = error_type.clone().or_else(|| exc_type.map(str::to_string));
+    let raw = error_type.clone().or_else(|| exc_type.map(Cow::into_owned));
     let message = exc_message
-        .map(str::to_string)
+        .map(Cow::into_owned)
         .or_else(|| (!span.status_message.is_empty()).then(|| span.status_message.clone()))
         .or_else(|| raw.clone())
         .unwrap_or_default();

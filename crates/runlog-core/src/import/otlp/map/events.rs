@@ -1,12 +1,15 @@
 //! The canonical events of agent, inference and tool spans: the opening and closing of an
 //! invocation, its turn, `model/end` and `tool/call` / `tool/result`.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::attrs::{finish_reasons, span_record, str_attr, tool_name, usage, CALL_ID_KEYS};
 use super::errors::span_error;
+use super::text::ObjectText;
 use super::{ts_or, Ctx, Out, PHASE_BODY, PHASE_CLOSE, PHASE_IDLE, PHASE_OPEN};
-use crate::import::flag;
+use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
 
 /// How an agent span opens (and closes) what it is in.
@@ -28,7 +31,7 @@ pub(super) fn agent_events(
     opening: Opening,
     turn: bool,
     last: &LastCall,
-    excs: &[&Map<String, Value>],
+    excs: &[&Attrs],
 ) {
     let start = ts_or(span.start, span.end);
     let line = span.line;
@@ -77,7 +80,7 @@ pub(super) fn agent_events(
     let error = span_error(span, excs);
     if turn {
         let data = turn_end(span, error.clone(), last);
-        o.push(line, span.end, PHASE_CLOSE, ctx, "turn/end", data);
+        o.push_text(line, span.end, PHASE_CLOSE, ctx, "turn/end", data);
     }
     match opening {
         Opening::Receipt => {
@@ -116,7 +119,7 @@ pub(super) struct LastCall {
 
 /// `turn/end` of an agent span: failed when the span failed, or (inferred) when its last
 /// inference failed; else by that inference's finish reason.
-pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Value {
+pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> String {
     let mut reason = Map::new();
     let inferred = error.is_none() && last.error.is_some();
     let error = error.or_else(|| last.error.clone());
@@ -133,61 +136,42 @@ pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Va
     if let Some(e) = error {
         reason.insert("error".into(), e);
     }
-    let mut data = Map::new();
-    data.insert("reason".into(), Value::Object(reason));
+    let mut data = ObjectText::new();
+    if inferred {
+        data.member("inferred", &true);
+    }
     match span
         .attrs
-        .get("final_result")
-        .or_else(|| span.attrs.get("output.value"))
+        .raw("final_result")
+        .or_else(|| span.attrs.raw("output.value"))
     {
-        Some(Value::String(t)) => {
-            data.insert("text".into(), t.clone().into());
+        Some(t) if t.starts_with('"') => {
+            data.member("reason", &reason).member("span_id", &span.id);
+            data.member_raw("text", t);
         }
         Some(v) => {
-            data.insert("output".into(), v.clone());
+            data.member_raw("output", v).member("reason", &reason);
+            data.member("span_id", &span.id);
         }
-        None => {}
+        None => {
+            data.member("reason", &reason).member("span_id", &span.id);
+        }
     }
-    data.insert("span_id".into(), span.id.clone().into());
-    if inferred {
-        data.insert("inferred".into(), true.into());
-    }
-    Value::Object(data)
+    data.finish()
 }
 
-pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String, Value>]) {
+pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Attrs]) {
     let a = &span.attrs;
-    let mut data = Map::new();
     let reasons = finish_reasons(a);
-    if let Some(f) = reasons.last() {
-        data.insert("finish_reason".into(), f.clone().into());
-    }
-    if reasons.len() > 1 {
-        data.insert("finish_reasons".into(), json!(reasons));
-    }
-    if let Some(u) = usage(a) {
-        data.insert("usage".into(), u);
-    }
-    if let Some(e) = span_error(span, excs) {
-        data.insert("error".into(), e);
-    }
-    if span.start != 0 && span.end >= span.start {
-        data.insert(
-            "duration_ms".into(),
-            json!((span.end - span.start) as f64 / 1000.0),
-        );
-    }
-    if let Some(m) = str_attr(
+    let model = str_attr(
         a,
         &[
             "gen_ai.response.model",
             "gen_ai.request.model",
             "llm.model_name",
         ],
-    ) {
-        data.insert("model".into(), m.into());
-    }
-    if let Some(p) = str_attr(
+    );
+    let provider = str_attr(
         a,
         &[
             "gen_ai.provider.name",
@@ -195,85 +179,105 @@ pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String
             "llm.provider",
             "llm.system",
         ],
-    ) {
-        data.insert("provider".into(), p.into());
+    );
+    let mut data = ObjectText::with_capacity(a.text().len() + 512);
+    data.member_raw("attributes", a.text());
+    if span.start != 0 && span.end >= span.start {
+        data.member("duration_ms", &((span.end - span.start) as f64 / 1000.0));
     }
-    data.insert("span_id".into(), span.id.clone().into());
-    data.insert("name".into(), span.name.clone().into());
-    data.insert("attributes".into(), Value::Object(a.clone()));
-    o.push(
+    if let Some(e) = span_error(span, excs) {
+        data.member("error", &e);
+    }
+    if let Some(f) = reasons.last() {
+        data.member("finish_reason", f);
+    }
+    if reasons.len() > 1 {
+        data.member("finish_reasons", &reasons);
+    }
+    if let Some(m) = &model {
+        data.member("model", m);
+    }
+    data.member("name", &span.name);
+    if let Some(p) = &provider {
+        data.member("provider", p);
+    }
+    data.member("span_id", &span.id);
+    if let Some(u) = usage(a) {
+        data.member("usage", &u);
+    }
+    o.push_text(
         span.line,
         ts_or(span.end, span.start),
         PHASE_BODY,
         ctx,
         "model/end",
-        Value::Object(data),
+        data.finish(),
     );
 }
 
 pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Option<&String>) {
     let a = &span.attrs;
     let call_id = str_attr(a, CALL_ID_KEYS)
-        .or(inferred_id.map(String::as_str))
-        .unwrap_or(&span.id);
+        .or(inferred_id.map(|id| Cow::Borrowed(id.as_str())))
+        .unwrap_or(Cow::Borrowed(&span.id));
     let name = tool_name(span);
-    let arguments = match a
-        .get("gen_ai.tool.call.arguments")
-        .or_else(|| a.get("tool.parameters"))
-        .or_else(|| a.get("input.value"))
-    {
-        Some(Value::String(s)) => {
-            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+    let arguments = a
+        .raw("gen_ai.tool.call.arguments")
+        .or_else(|| a.raw("tool.parameters"))
+        .or_else(|| a.raw("input.value"));
+    let mut call = ObjectText::with_capacity(a.text().len() + arguments.map_or(0, str::len) + 256);
+    match arguments {
+        // A string of JSON is that JSON; another string itself.
+        Some(raw) if raw.starts_with('"') => {
+            let s: String = serde_json::from_str(raw).unwrap_or_default();
+            let v = serde_json::from_str(&s).unwrap_or(Value::String(s));
+            call.member("arguments", &v)
         }
-        Some(v) => v.clone(),
-        None => Value::Null,
+        Some(raw) => call.member_raw("arguments", raw),
+        None => call.member("arguments", &Value::Null),
     };
-    let mut call = json!({
-        "call_id": call_id,
-        "name": name,
-        "arguments": arguments,
-        "span_id": span.id,
-        "attributes": a,
-    });
+    call.member_raw("attributes", a.text());
+    call.member("call_id", &call_id);
     if inferred_id.is_some() {
-        flag(&mut call, "call_id_inferred");
+        call.member("call_id_inferred", &true);
     }
-    o.push(
+    call.member("name", &name).member("span_id", &span.id);
+    o.push_text(
         span.line,
         ts_or(span.start, span.end),
         PHASE_BODY,
         ctx,
         "tool/call",
-        call,
+        call.finish(),
     );
     if span.end == 0 {
         return;
     }
-    let mut result = Map::new();
-    result.insert("call_id".into(), call_id.into());
+    let mut result = ObjectText::new();
+    result.member("call_id", &call_id);
     let failed = span.status == 2 || a.contains_key("error.type");
-    result.insert("status".into(), if failed { "error" } else { "ok" }.into());
     if failed {
         // The error's message (its exception's, else the status message), else its type.
         let detail = span_error(span, &[])
             .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_string))
             .filter(|m| !m.is_empty());
         if let Some(d) = detail {
-            result.insert("detail".into(), d.into());
+            result.member("detail", &d);
         }
     }
     if let Some(r) = a
-        .get("gen_ai.tool.call.result")
-        .or_else(|| a.get("output.value"))
+        .raw("gen_ai.tool.call.result")
+        .or_else(|| a.raw("output.value"))
     {
-        result.insert("result".into(), r.clone());
+        result.member_raw("result", r);
     }
-    o.push(
+    result.member("status", if failed { "error" } else { "ok" });
+    o.push_text(
         span.line,
         span.end,
         PHASE_BODY,
         ctx,
         "tool/result",
-        Value::Object(result),
+        result.finish(),
     );
 }

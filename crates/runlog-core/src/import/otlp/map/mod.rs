@@ -10,19 +10,22 @@
 mod attrs;
 mod errors;
 mod events;
+mod text;
 mod tree;
 
 use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::attributes::Attrs;
 use super::{LogRecord, Span};
 use crate::event::{Event, PayloadIndex};
 use crate::import::event;
 use attrs::{finish_reasons, log_record, op_of, span_record};
 use errors::span_error;
 use events::{agent_events, model_end, tool_events, LastCall, Opening};
+use text::ObjectText;
 use tree::{
     anchors, contexts, failed_attempt, inferred_call_ids, last_calls, roles, root_id, Anchor, Role,
     Tree,
@@ -142,7 +145,7 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         anchors: &anchors,
     });
     // Exceptions recorded as log records, by the span they name.
-    let mut log_exceptions: HashMap<(&str, &str), Vec<&Map<String, Value>>> = HashMap::new();
+    let mut log_exceptions: HashMap<(&str, &str), Vec<&Attrs>> = HashMap::new();
     for r in &logs {
         if r.attrs.contains_key("exception.type") || r.attrs.contains_key("exception.message") {
             log_exceptions
@@ -191,7 +194,7 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         let ctx = m.log_ctx(file_rel, r);
         m.first_of_root(&ctx.root, r.ts, r.line);
         let kind = format!("otlp:{}", r.name);
-        m.o.push(r.line, r.ts, PHASE_BODY, &ctx, &kind, log_record(r));
+        m.o.push_text(r.line, r.ts, PHASE_BODY, &ctx, &kind, log_record(r));
     }
     m.unfinished();
     m.root_starts();
@@ -255,7 +258,7 @@ struct Mapper<'a> {
     call_ids: HashMap<usize, String>,
     /// Each agent span's last inference span.
     last_calls: HashMap<usize, usize>,
-    log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Map<String, Value>>>,
+    log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Attrs>>,
     o: Out,
     /// Each tree's first time and line (its `session/start`).
     roots: BTreeMap<String, (i64, u64)>,
@@ -320,15 +323,17 @@ impl<'m> Mapper<'m> {
             }
         }
         for e in &span.events {
-            let data = json!({"span_id": span.id, "attributes": e.attrs});
+            let mut data = ObjectText::with_capacity(e.attrs.text().len() + 64);
+            data.member_raw("attributes", e.attrs.text());
+            data.member("span_id", &span.id);
             let kind = format!("otlp:{}", e.name);
-            o.push(
+            o.push_text(
                 span.line,
                 ts_or(e.ts, span.start),
                 PHASE_BODY,
                 ctx,
                 &kind,
-                data,
+                data.finish(),
             );
         }
         let at = ts_or(span.start, span.end);
@@ -345,7 +350,7 @@ impl<'m> Mapper<'m> {
     }
 
     /// The exception log records that name span `i`.
-    fn exceptions_of(&self, i: usize) -> &[&Map<String, Value>] {
+    fn exceptions_of(&self, i: usize) -> &[&Attrs] {
         let s = &self.spans[i];
         self.log_exceptions
             .get(&(s.trace.as_str(), s.id.as_str()))

@@ -2,12 +2,12 @@
 //! role of each agent span (root, subagent session, turn), the session and turn its events
 //! go to, and the links between inference and tool spans.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-
-use serde_json::{Map, Value};
 
 use super::attrs::{output_tool_calls, str_attr, tool_name, CALL_ID_KEYS};
 use super::{Ctx, Op};
+use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
 
 /// The invocation a span belongs to.
@@ -53,9 +53,9 @@ pub(super) fn anchors(
 }
 
 /// The tree (root) of a span that no agent span contains: its conversation, else its trace.
-pub(super) fn root_id(attrs: &Map<String, Value>, trace: &str, file_rel: &str) -> String {
+pub(super) fn root_id(attrs: &Attrs, trace: &str, file_rel: &str) -> String {
     match str_attr(attrs, &["gen_ai.conversation.id", "session.id"]) {
-        Some(c) => c.to_string(),
+        Some(c) => c.into_owned(),
         None if !trace.is_empty() => trace.to_string(),
         None => file_rel.to_string(),
     }
@@ -160,10 +160,10 @@ pub(super) fn resolve(tree: &Tree, i: usize, ctxs: &mut Vec<Option<Ctx>>, budget
         },
         (Role::Root | Role::Container | Role::Subagent, Some(p)) => {
             let own = str_attr(&s.attrs, &["gen_ai.conversation.id", "session.id"])
-                .filter(|c| *c != p.session && *c != p.root);
+                .filter(|c| **c != p.session && **c != p.root);
             Ctx {
                 root: p.root,
-                session: own.unwrap_or(&s.id).to_string(),
+                session: own.map_or_else(|| s.id.clone(), Cow::into_owned),
                 turn: if roles[i] == Role::Container {
                     None
                 } else {
@@ -247,7 +247,7 @@ pub(super) fn inferred_call_ids(
                 .entry(j)
                 .or_insert_with(|| output_tool_calls(&spans[j].attrs));
             let name = tool_name(&spans[t]);
-            if let Some(k) = pending.iter().position(|(n, _)| n == name) {
+            if let Some(k) = pending.iter().position(|(n, _)| *n == name) {
                 ids.insert(t, pending.remove(k).1);
             }
         }
