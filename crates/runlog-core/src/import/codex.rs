@@ -32,6 +32,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::codex_legacy;
 use super::{
     error_object, event, flag, id_or, is_placeholder, parse_rfc3339, synthetic_ts, usage_inclusive,
     FileContext, Format, Importer, Unmapped,
@@ -76,6 +77,11 @@ pub struct CodexImporter {
     last_text: Option<String>,
     /// The `turn/end` being written is inferred.
     ending_inferred: bool,
+    /// The file is an older rollout (session header, bare response items).
+    legacy: bool,
+    /// Older rollouts: the `(ts, line, ts_synthetic)` of the last output item of the model call in
+    /// progress (reasoning, assistant message, `*_call`), ended by the next input item.
+    call_open: Option<(i64, u64, bool)>,
 }
 
 impl CodexImporter {
@@ -96,6 +102,8 @@ impl CodexImporter {
             finished: false,
             last_text: None,
             ending_inferred: false,
+            legacy: false,
+            call_open: None,
         }
     }
 
@@ -411,12 +419,33 @@ impl CodexImporter {
         ts_syn: bool,
         record: Map<String, Value>,
     ) {
-        let payload = record.get("payload").and_then(Value::as_object);
-        let ptype = payload
-            .and_then(|p| p.get("type"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let get = |k: &str| payload.and_then(|p| p.get(k));
+        let payload = record
+            .get("payload")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        self.item(
+            out,
+            (line_no, ts, ts_syn),
+            &payload,
+            record,
+            "response_item/",
+        );
+    }
+
+    /// A response item (`payload` of a `response_item`, or a bare line of an older
+    /// rollout): tool calls and results are mapped, the rest kept as `codex:<prefix><type>`
+    /// with `record` as data.
+    fn item(
+        &mut self,
+        out: &mut Vec<Event>,
+        (line_no, ts, ts_syn): (u64, i64, bool),
+        payload: &Map<String, Value>,
+        record: Map<String, Value>,
+        prefix: &str,
+    ) {
+        let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("");
+        let get = |k: &str| payload.get(k);
         let call_id = get("call_id")
             .and_then(Value::as_str)
             .filter(|c| !is_placeholder(Some(c)))
@@ -427,6 +456,12 @@ impl CodexImporter {
             self.pending_calls.remove(&id);
             self.finished = false;
             let mut data = json!({ "call_id": id, "status": "ok" });
+            if self.legacy {
+                if let Some(code) = codex_legacy::failed_exit_code(payload) {
+                    data["status"] = json!("error");
+                    data["detail"] = json!(format!("exit_code {code}"));
+                }
+            }
             if ts_syn {
                 flag(&mut data, "ts_synthetic");
             }
@@ -477,8 +512,65 @@ impl CodexImporter {
                     self.last_text = Some(text);
                 }
             }
-            let raw = format!("response_item/{ptype}");
+            let raw = format!("{prefix}{ptype}");
             self.unmapped(out, ts, ts_syn, &raw, record);
+        }
+    }
+
+    /// A bare response item of an older rollout. Output items (reasoning, assistant
+    /// message, `*_call`) extend the model call in progress; an input item (a tool output,
+    /// a user message) ends it first. A user message that is not session context is a
+    /// prompt: it opens an inferred turn as `user_message` does.
+    fn legacy_item(
+        &mut self,
+        out: &mut Vec<Event>,
+        line_no: u64,
+        ts: i64,
+        ts_syn: bool,
+        record: Map<String, Value>,
+    ) {
+        let ty = record.get("type").and_then(Value::as_str).unwrap_or("");
+        let role = record.get("role").and_then(Value::as_str);
+        let output = ty == "reasoning"
+            || ty.ends_with("_call")
+            || (ty == "message" && role == Some("assistant"));
+        if output {
+            self.call_open = Some((ts, line_no, ts_syn));
+        } else {
+            self.end_model_call(out);
+        }
+        if ty == "message" && role == Some("user") && !codex_legacy::is_context_message(&record) {
+            self.user_message(out, line_no, ts, ts_syn);
+        }
+        let payload = record.clone();
+        self.item(out, (line_no, ts, ts_syn), &payload, record, "");
+    }
+
+    /// Ends the model call in progress of an older rollout: `model/end{inferred}` at its
+    /// last output item (these rollouts record no usage or finish reason).
+    fn end_model_call(&mut self, out: &mut Vec<Event>) {
+        if let Some((ts, line, ts_syn)) = self.call_open.take() {
+            let mut data = json!({ "inferred": true });
+            if ts_syn {
+                flag(&mut data, "ts_synthetic");
+            }
+            let turn = self.open_turn.clone();
+            self.push(out, ts, turn.as_deref(), "model/end", data, line);
+        }
+    }
+
+    /// An older rollout's session header: session = its `id`, file start = its
+    /// `timestamp` (the lines after it carry none).
+    fn legacy_header(&mut self, record: &Map<String, Value>) {
+        self.legacy = true;
+        let id = record.get("id").and_then(Value::as_str);
+        self.session = Some(id_or(id, &self.rel));
+        if let Some(t) = record
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339)
+        {
+            self.file_start = t;
         }
     }
 }
@@ -513,11 +605,17 @@ fn codex_error_info(info: Option<&Value>) -> (Option<String>, Option<i64>) {
 impl Importer for CodexImporter {
     fn line(&mut self, line_no: u64, line: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
         let record = Unmapped::parse(line)?;
-        let ty = record
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("record")
-            .to_string();
+        let header = self.session.is_none() && codex_legacy::is_header(&record);
+        if header {
+            self.legacy_header(&record);
+        }
+        let ty = match record.get("type").and_then(Value::as_str) {
+            Some(t) => t,
+            None if header => "session_meta",
+            None if codex_legacy::is_state(&record) => "state",
+            None => "record",
+        }
+        .to_string();
         if ty == "session_meta" && self.session.is_none() {
             let payload = record.get("payload");
             let id = payload.and_then(|p| p.get("id")).and_then(Value::as_str);
@@ -546,12 +644,18 @@ impl Importer for CodexImporter {
             }
             "event_msg" => self.event_msg(out, line_no, ts, ts_syn, record),
             "response_item" => self.response_item(out, line_no, ts, ts_syn, record),
+            // An older rollout's bare response item (no `payload` envelope).
+            t if codex_legacy::is_response_item(t) && !record.contains_key("payload") => {
+                self.legacy = true;
+                self.legacy_item(out, line_no, ts, ts_syn, record);
+            }
             _ => self.unmapped(out, ts, ts_syn, &ty, record),
         }
         Ok(())
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) {
+        self.end_model_call(out);
         self.settle(out);
         if let Some(line) = self.pending.as_ref().map(|p| p.line) {
             let before = out.len();
@@ -648,6 +752,58 @@ mod tests {
         // The error was followed by a successful call: it did not end the turn.
         assert!(!evs[8].data.contains("error"));
         assert!(evs[8].data.contains(r#""kind":"replaced""#));
+    }
+
+    #[test]
+    fn older_rollout_turns_calls_and_tools() {
+        let (evs, rejected) = feed(
+            &mut CodexImporter::new(&context("r.jsonl")),
+            &[
+                r#"{"id":"s0","timestamp":"2025-09-10T18:58:38.331Z","instructions":"x"}"#,
+                r#"{"record_type":"state"}"#,
+                r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n</environment_context>"}]}"#,
+                r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"run it"}]}"#,
+                r#"{"type":"reasoning","id":"rs_1","summary":[]}"#,
+                r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}"#,
+                r#"{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"\",\"metadata\":{\"exit_code\":2}}"}"#,
+                r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}"#,
+                r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"again"}]}"#,
+            ],
+        );
+        assert!(rejected.is_empty());
+        let kinds: Vec<&str> = evs.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "codex:session_meta",
+                "codex:state",
+                "codex:message",
+                "inbox/receipt",
+                "turn/start",
+                "codex:message",
+                "codex:reasoning",
+                "tool/call",
+                "model/end",
+                "tool/result",
+                "codex:message",
+                "model/end",
+                "turn/end",
+                "agent/idle",
+                "inbox/receipt",
+                "turn/start",
+                "codex:message",
+            ]
+        );
+        assert!(evs.iter().all(|e| e.root == "s0"));
+        assert_eq!(evs[4].turn.as_deref(), Some("r.jsonl:4"));
+        // The model call ends at its last output line, the tool call.
+        assert_eq!(evs[8].line, 6);
+        assert!(evs[8].data.contains(r#""inferred":true"#));
+        assert!(evs[9].data.contains(r#""status":"error""#));
+        assert!(evs[12].data.contains(r#""kind":"end_turn""#));
+        assert!(evs[12].data.contains(r#""text":"done""#));
+        // The last prompt's turn has no output yet: it stays open.
+        assert_eq!(evs[15].turn.as_deref(), Some("r.jsonl:9"));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
+pub mod codex_legacy;
 pub mod gemini_cli;
 pub mod harness;
 pub mod kestrel;
@@ -181,6 +182,10 @@ pub fn detect_record(line: &[u8]) -> Option<Format> {
     }
     if opencode::is_run_event(o) || opencode_storage::doc_kind(o).is_some() {
         return Some(Format::Opencode);
+    }
+    // An older Codex rollout: its `{id, timestamp, instructions}` header or a state line.
+    if codex_legacy::is_header(o) || codex_legacy::is_state(o) {
+        return Some(Format::Codex);
     }
     None
 }
@@ -609,7 +614,7 @@ mod tests {
 
     #[test]
     fn detects_each_format_from_a_typical_first_record() {
-        let cases: [(&str, Option<Format>); 13] = [
+        let cases: [(&str, Option<Format>); 15] = [
             (
                 r#"{"seq":1,"ts":"2026-01-01T00:00:00Z","root":"a","session":"a","type":"x"}"#,
                 Some(Format::Runlog),
@@ -634,6 +639,11 @@ mod tests {
                 r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}"#,
                 Some(Format::Codex),
             ),
+            (
+                r#"{"id":"x","timestamp":"2025-09-10T18:58:38.331Z","instructions":"a"}"#,
+                Some(Format::Codex),
+            ),
+            (r#"{"record_type":"state"}"#, Some(Format::Codex)),
             (
                 r#"{"parentUuid":null,"isSidechain":false,"sessionId":"s","uuid":"u"}"#,
                 Some(Format::ClaudeCode),
