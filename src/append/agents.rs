@@ -107,13 +107,7 @@ pub fn replace_agents(
         gone.iter().map(|g| bucket_of(g, buckets)).collect()
     };
     // The roots whose rows each bucket's files may hold.
-    let mut drop_in: BTreeMap<u32, HashSet<String>> = BTreeMap::new();
-    for r in held.as_ref().unwrap_or(&gone) {
-        drop_in
-            .entry(bucket_of(r, buckets))
-            .or_default()
-            .insert(r.clone());
-    }
+    let mut drop_in = by_bucket_of(held.as_ref().unwrap_or(&gone), buckets);
     let staged = Staged::begin_at(root.clone(), commit::new_ingest_id())?;
     let dir = staged.dir().to_path_buf();
     let id = staged.id().to_string();
@@ -216,13 +210,7 @@ pub fn replace_agents(
             bytes_written,
             ..
         }) => {
-            let named: HashSet<&str> = manifest
-                .tables
-                .values()
-                .flatten()
-                .map(String::as_str)
-                .collect();
-            counts.retain(|f| named.contains(f));
+            forget_unnamed(&counts, &manifest);
             Ok(Replaced {
                 manifest,
                 bucket_events,
@@ -235,6 +223,23 @@ pub fn replace_agents(
                 .to_string(),
         )),
     }
+}
+
+/// `roots` by their bucket (of `buckets`).
+fn by_bucket_of(roots: &HashSet<String>, buckets: u32) -> BTreeMap<u32, HashSet<String>> {
+    let mut by: BTreeMap<u32, HashSet<String>> = BTreeMap::new();
+    for r in roots {
+        by.entry(bucket_of(r, buckets))
+            .or_default()
+            .insert(r.clone());
+    }
+    by
+}
+
+/// Forgets the row counts of files the version `m` does not name (gone or never committed).
+fn forget_unnamed(counts: &RowCounts, m: &Manifest) {
+    let named: HashSet<&str> = m.tables.values().flatten().map(String::as_str).collect();
+    counts.retain(|f| named.contains(f));
 }
 
 /// The latest version of the warehouse at `root`, to plan a replacement on.
