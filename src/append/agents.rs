@@ -1,20 +1,24 @@
 //! Whole agents replaced in a bucketed warehouse, for a writer that knows every event of
 //! the agents it touches: `runlog collect` maps a touched agent's spans again from its
 //! spool (an imported format's agents cannot be appended to line by line, but they can be
-//! made again whole). In each touched bucket every per-agent table, `events` included, is
-//! kept by [`derived_files`]: the files holding rows of the roots replaced are written
-//! again without them, the new rows are a new file, the other files stay. The shared
-//! tables and the fingerprint index are the writer's; the version is committed through
-//! the version log ([`Run::finish`]) onto the version planned on, or not at all.
+//! made again whole). The writer chooses how many hash-of-root buckets the per-agent
+//! tables are stored in. In each touched bucket every per-agent table, `events` included,
+//! is kept by [`derived_files`]: the files holding rows of the roots replaced are written
+//! again without them, the new rows are a new file, the other files stay; a bucket holding
+//! none of the roots replaced (its touched agents are all new) keeps its files unread, counted
+//! from the writer's [`RowCounts`]. The shared tables and the fingerprint index are the
+//! writer's; the version is committed through the version log ([`Run::finish`]) onto the
+//! version planned on, or not at all.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use datafusion::arrow::compute::concat_batches;
 use rayon::prelude::*;
 
-use super::derived::derived_files;
-use super::{bucket_of, per_agent_tables, Appended, Part, Run, Target, Work, BUCKETS};
+use super::derived::{derived_files, RowCounts};
+use super::{bucket_of, per_agent_tables, Appended, Part, Run, Target, Work};
 use crate::commit::{self, log, GcPolicy, Manifest, Staged};
 use crate::error::Result;
 use crate::inputs::Downloads;
@@ -32,9 +36,18 @@ pub struct Replacement {
     pub agents: Vec<Agent>,
     /// Roots whose rows go, besides those of `agents` (an agent that took another root).
     pub gone: HashSet<String>,
+    /// Of the roots of `gone` and `agents`, those the warehouse may hold rows of, when the
+    /// writer knows (`None`: any). A bucket holding none of them keeps its files unread.
+    pub held: Option<HashSet<String>>,
+    /// The rows of the committed files, kept by the writer from one replacement to the
+    /// next (files kept as they are are counted from it, not read).
+    pub counts: Arc<RowCounts>,
     /// Every bucket's old files are dropped, not only the touched agents' rows: `agents`
     /// are then every agent of the warehouse.
     pub all: bool,
+    /// How many hash-of-root buckets the per-agent tables are stored in (the version
+    /// records it; a base version with another count is replaced whole, as with `all`).
+    pub buckets: u32,
     /// The `files` and `rejects` tables after the replacement, whole.
     pub files: Vec<FileSummary>,
     pub rejects: Vec<Reject>,
@@ -66,38 +79,49 @@ pub fn replace_agents(
     let Replacement {
         agents,
         mut gone,
+        held,
+        counts,
         all,
+        buckets,
         files,
         rejects,
         index,
     } = r;
+    let buckets = buckets.max(1);
     let old = base
         .map(|(_, m)| m)
-        .filter(|m| !all && m.buckets == BUCKETS);
+        .filter(|m| !all && m.buckets == buckets);
     gone.extend(agents.iter().map(|a| a.root.to_string()));
     let mut by_bucket: BTreeMap<u32, Vec<Agent>> = BTreeMap::new();
     for a in agents {
         by_bucket
-            .entry(bucket_of(&a.root, BUCKETS))
+            .entry(bucket_of(&a.root, buckets))
             .or_default()
             .push(a);
     }
     let scope: BTreeSet<u32> = if old.is_none() {
-        (0..BUCKETS).collect()
+        // Every bucket, and those of a base version stored in more.
+        let before = base.map_or(0, |(_, m)| m.buckets);
+        (0..buckets.max(before)).collect()
     } else {
-        gone.iter().map(|g| bucket_of(g, BUCKETS)).collect()
+        gone.iter().map(|g| bucket_of(g, buckets)).collect()
     };
+    // The roots whose rows each bucket's files may hold.
+    let mut drop_in = by_bucket_of(held.as_ref().unwrap_or(&gone), buckets);
     let staged = Staged::begin_at(root.clone(), commit::new_ingest_id())?;
     let dir = staged.dir().to_path_buf();
     let id = staged.id().to_string();
-    let work: Vec<(u32, Vec<Agent>)> = scope
+    let work: Vec<(u32, Vec<Agent>, HashSet<String>)> = scope
         .iter()
-        .map(|&b| (b, by_bucket.remove(&b).unwrap_or_default()))
+        .map(|&b| {
+            let agents = by_bucket.remove(&b).unwrap_or_default();
+            (b, agents, drop_in.remove(&b).unwrap_or_default())
+        })
         .collect();
     let outs: Vec<BucketOut> = work
         .into_par_iter()
         .with_max_len(1)
-        .map(|(b, agents)| {
+        .map(|(b, agents, gone)| {
             let ing = Ingested {
                 files: files.clone(),
                 agents,
@@ -119,7 +143,8 @@ pub fn replace_agents(
                 } else {
                     store::derived_batch(&derived, t)?
                 };
-                let (fs, n) = derived_files(root, &dir, &bid, t, &old_files(t), &gone, fresh)?;
+                let (fs, n) =
+                    derived_files(root, &dir, &bid, t, &old_files(t), &gone, fresh, &counts)?;
                 if !fs.is_empty() {
                     written.insert(t.to_string(), fs);
                 }
@@ -176,7 +201,7 @@ pub fn replace_agents(
         scope,
         bucket_files,
         bucket_counts,
-        buckets: BUCKETS,
+        buckets,
     };
     let done = run.finish(staged, base.map(|(_, m)| m), work, Appended::default(), &t)?;
     match done {
@@ -184,17 +209,37 @@ pub fn replace_agents(
             manifest: Some(manifest),
             bytes_written,
             ..
-        }) => Ok(Replaced {
-            manifest,
-            bucket_events,
-            bytes_written,
-        }),
+        }) => {
+            forget_unnamed(&counts, &manifest);
+            Ok(Replaced {
+                manifest,
+                bucket_events,
+                bytes_written,
+            })
+        }
         _ => Err(root.error(
             "another writer committed while the agents were being replaced; nothing was \
              committed"
                 .to_string(),
         )),
     }
+}
+
+/// `roots` by their bucket (of `buckets`).
+fn by_bucket_of(roots: &HashSet<String>, buckets: u32) -> BTreeMap<u32, HashSet<String>> {
+    let mut by: BTreeMap<u32, HashSet<String>> = BTreeMap::new();
+    for r in roots {
+        by.entry(bucket_of(r, buckets))
+            .or_default()
+            .insert(r.clone());
+    }
+    by
+}
+
+/// Forgets the row counts of files the version `m` does not name (gone or never committed).
+fn forget_unnamed(counts: &RowCounts, m: &Manifest) {
+    let named: HashSet<&str> = m.tables.values().flatten().map(String::as_str).collect();
+    counts.retain(|f| named.contains(f));
 }
 
 /// The latest version of the warehouse at `root`, to plan a replacement on.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use datafusion::arrow::array::{AsArray, RecordBatch};
 
-use super::derived::derived_files;
+use super::derived::{derived_files, RowCounts};
 use super::{per_agent_tables, MAX_EVENTS_FILES};
 use crate::commit::Manifest;
 use crate::error::Result;
@@ -290,7 +290,16 @@ impl Buckets<'_> {
         {
             let fresh = store::derived_batch(&derived, t)?;
             let old = self.files_of(t, b);
-            let (files, n) = derived_files(self.root, self.dir, &bid, t, &old, touched, fresh)?;
+            let (files, n) = derived_files(
+                self.root,
+                self.dir,
+                &bid,
+                t,
+                &old,
+                touched,
+                fresh,
+                &RowCounts::default(),
+            )?;
             if !files.is_empty() {
                 written.insert(t.to_string(), files);
             }

@@ -2,8 +2,9 @@
 //! touched agents' rows are written again (without them), the touched agents' rows a new
 //! file, the others kept as they are; past [`MAX_DERIVED_FILES`] the smallest are merged.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Mutex;
 
 use datafusion::arrow::array::RecordBatch;
 
@@ -13,13 +14,38 @@ use crate::objstore::Root;
 use crate::store::{self, read};
 use runlog_core::table::Table;
 
+/// The rows of committed files, by name, as far as a writer has seen them: a file's rows
+/// never change, so a writer that keeps this from one commit to the next (`runlog
+/// collect`) does not read a file it keeps as it is.
+#[derive(Debug, Default)]
+pub struct RowCounts(Mutex<HashMap<String, u64>>);
+
+impl RowCounts {
+    fn get(&self, rel: &str) -> Option<u64> {
+        self.0.lock().ok()?.get(rel).copied()
+    }
+
+    fn set(&self, rel: &str, rows: u64) {
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(rel.to_string(), rows);
+        }
+    }
+
+    /// Forgets the files `keep` does not name.
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+        if let Ok(mut m) = self.0.lock() {
+            m.retain(|k, _| keep(k));
+        }
+    }
+}
+
 /// One file of a bucket's derived table after an append: a committed file kept as it is
-/// (its bytes, read to look at its roots, kept for a compaction), or rows to write.
+/// (its bytes when they were read, for a compaction), or rows to write.
 enum Piece {
     Kept {
         rel: String,
         rows: u64,
-        bytes: bytes::Bytes,
+        bytes: Option<bytes::Bytes>,
     },
     New(Vec<RecordBatch>),
 }
@@ -41,7 +67,9 @@ impl Piece {
 /// touches yesterday's agents writes yesterday's file again, not the bucket's history.
 /// Past [`MAX_DERIVED_FILES`] files, the smallest files but the new one are merged into
 /// one (a file is merged again only while it is among the smallest, so a compaction does
-/// not rewrite the history). Files are written under `dir`, ids from `bid`.
+/// not rewrite the history). Files are written under `dir`, ids from `bid`. With no
+/// `touched` roots the files are not read, only counted (`counts`, or their footers).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn derived_files(
     root: &Root,
     dir: &Path,
@@ -50,18 +78,36 @@ pub(super) fn derived_files(
     files: &[String],
     touched: &HashSet<String>,
     fresh: RecordBatch,
+    counts: &RowCounts,
 ) -> Result<(Vec<String>, u64)> {
     let mut pieces = Vec::with_capacity(files.len() + 1);
     for rel in files {
+        if touched.is_empty() {
+            let (rows, bytes) = match counts.get(rel) {
+                Some(n) => (n, None),
+                None => {
+                    let bytes = read::parquet_bytes(root, rel)?;
+                    (read::parquet_rows(bytes.clone())?, Some(bytes))
+                }
+            };
+            counts.set(rel, rows);
+            pieces.push(Piece::Kept {
+                rel: rel.clone(),
+                rows,
+                bytes,
+            });
+            continue;
+        }
         let bytes = read::parquet_bytes(root, rel)?;
         let roots = read::decode_parquet(bytes.clone(), Some("root"))?;
         let (hit, _) = read::split_by_root(&roots, touched)?;
         if hit.iter().all(|b| b.num_rows() == 0) {
             let rows = roots.iter().map(|b| b.num_rows() as u64).sum();
+            counts.set(rel, rows);
             pieces.push(Piece::Kept {
                 rel: rel.clone(),
                 rows,
-                bytes,
+                bytes: Some(bytes),
             });
             continue;
         }
@@ -92,7 +138,11 @@ pub(super) fn derived_files(
             match (merge.contains(&k), p) {
                 (false, p) => rest.push(p),
                 (true, Piece::New(b)) => merged.extend(b),
-                (true, Piece::Kept { bytes, .. }) => {
+                (true, Piece::Kept { rel, bytes, .. }) => {
+                    let bytes = match bytes {
+                        Some(b) => b,
+                        None => read::parquet_bytes(root, &rel)?,
+                    };
                     merged.extend(read::decode_parquet(bytes, None)?)
                 }
             }
@@ -106,9 +156,14 @@ pub(super) fn derived_files(
         match p {
             Piece::Kept { rel, .. } => names.push(rel),
             Piece::New(batches) => {
+                let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
                 let one = BTreeMap::from([(table, read::rebatch(&batches)?)]);
                 let written = store::write_parts(dir, &format!("{bid}-{k:02}"), &one)?;
-                names.extend(written.into_values().flatten());
+                let written: Vec<String> = written.into_values().flatten().collect();
+                if let [one] = written.as_slice() {
+                    counts.set(one, rows);
+                }
+                names.extend(written);
             }
         }
     }

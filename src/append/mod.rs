@@ -62,6 +62,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 pub use agents::{latest, replace_agents, Replaced, Replacement};
+pub use derived::RowCounts;
 use std::time::Instant;
 
 use rayon::prelude::*;

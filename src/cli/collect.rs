@@ -45,6 +45,9 @@ pub struct CollectArgs {
     pub quiet: bool,
 }
 
+/// How long freed memory is kept for reuse before it goes back to the OS, in milliseconds.
+const COLLECT_PURGE_DELAY_MS: std::ffi::c_long = 250;
+
 pub fn run(args: CollectArgs) -> Result<()> {
     if !(args.flush_secs.is_finite() && args.flush_secs >= 0.0) {
         bail!(
@@ -67,6 +70,9 @@ pub fn run(args: CollectArgs) -> Result<()> {
         },
         quiet: args.quiet,
     };
+    // A receiver runs for days: memory its requests and commits freed goes back to the OS
+    // (a quarter of a second later: what a commit frees, its next phase takes again).
+    super::memory::set_purge_delay(COLLECT_PURGE_DELAY_MS);
     let stop = Arc::new(AtomicBool::new(false));
     let warehouse = config.warehouse.display().to_string();
     let t = runlog::collect::run(&config, stop, |addr| {

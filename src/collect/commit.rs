@@ -12,21 +12,28 @@
 //! the commit maps every line and writes every bucket.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 
 use super::remap;
 use super::spool::Spool;
-use crate::append::{self, Replacement, BUCKETS};
+use crate::append::{self, Replacement, RowCounts};
 use crate::commit::{GcPolicy, Manifest};
 use crate::error::{Error, Result};
 use crate::objstore::Root;
 use crate::store::{self, read};
-use runlog_core::fingerprint::{scan, Fingerprint};
+use runlog_core::fingerprint::Fingerprint;
 use runlog_core::import::Format;
 use runlog_core::ingest::{FileSummary, Reject};
 use runlog_core::table::Table;
+
+/// The hash-of-root buckets of a receiver's warehouse. Every commit writes a file of each
+/// per-agent table in each bucket its new agents fall in, and new agents fall in every
+/// bucket: fewer than `ingest --append`'s [`append::BUCKETS`], so that a commit writes
+/// and syncs a few dozen files, not hundreds.
+pub const BUCKETS: u32 = 8;
 
 /// What the last version holds that a commit builds on.
 #[derive(Debug, Default)]
@@ -35,6 +42,8 @@ pub struct Known {
     events: HashMap<String, u64>,
     total: u64,
     rejects: Vec<Reject>,
+    /// The rows of the warehouse's files, so that files kept as they are are not read.
+    counts: Arc<RowCounts>,
 }
 
 /// What one commit did.
@@ -102,10 +111,7 @@ fn once(
 ) -> Result<std::result::Result<(Mapped, Known), remap::Refused>> {
     let groups = if whole { spool.groups.all() } else { touched };
     let idx = spool.groups.lines_of(&groups);
-    let lines = spool
-        .read_lines(&idx)
-        .map_err(|e| Error::Invalid(e.to_string()))?;
-    let lines_read = lines.len();
+    let lines_read = idx.len();
     let input = spool.input().clone();
     let last_line = spool.lines();
     let mut rejects = Vec::new();
@@ -130,17 +136,19 @@ fn once(
         whole_row = read.files.first().cloned();
         read
     } else {
-        let g = &mut spool.groups;
+        let g = &spool.groups;
         let mut of_root: HashMap<String, bool> = HashMap::new();
         let mut wanted = |r: &str| -> bool {
             if let Some(&w) = of_root.get(r) {
                 return w;
             }
-            let w = g.group_of(r).is_some_and(|x| groups.contains(&x));
+            let w = g.peek_group(r).is_some_and(|x| groups.contains(&x));
             of_root.insert(r.to_string(), w);
             w
         };
-        let ing = match remap::map(&input, lines, last_line, &mut wanted) {
+        let invalid = |e: super::spool::SpoolError| Error::Invalid(e.to_string());
+        let lines = spool.read_lines(&idx).map_err(invalid)?;
+        let ing = match remap::map(&input, lines, last_line, &mut wanted).map_err(invalid)? {
             Ok(i) => i,
             Err(r) => return Ok(Err(r)),
         };
@@ -152,6 +160,16 @@ fn once(
     for &g in &groups {
         gone.extend(spool.groups.roots(g).iter().cloned());
     }
+    // The roots the warehouse holds rows of: the touched groups' roots before, and any
+    // agent's whose events it counts. A new agent's root is in no file: a bucket of new
+    // agents only keeps its files unread.
+    let mut held = gone.clone();
+    held.extend(
+        ing.agents
+            .iter()
+            .filter(|a| k.events.contains_key(&a.root))
+            .map(|a| a.root.clone()),
+    );
     for r in &gone {
         if let Some(n) = k.events.remove(r) {
             k.total -= n;
@@ -185,8 +203,7 @@ fn once(
     });
     let mut index = BTreeMap::new();
     if exists {
-        let s = scan(&input.path, None).map_err(|e| Error::io(&input.name, e))?;
-        let fp = Fingerprint::new(&s, lines, Format::Otlp.name(), &input.rel);
+        let fp = Fingerprint::new(&spool.scan(), lines, Format::Otlp.name(), &input.rel);
         index.insert(input.name.clone(), fp);
     }
     k.rejects = rejects.clone();
@@ -196,7 +213,10 @@ fn once(
             replacement: Replacement {
                 agents: ing.agents,
                 gone,
+                held: (!whole).then_some(held),
+                counts: k.counts.clone(),
                 all: whole,
+                buckets: BUCKETS,
                 files: if exists { vec![row] } else { Vec::new() },
                 rejects,
                 index,

@@ -7,8 +7,17 @@
 //! keys linked together (a union-find), with the spool lines holding its records and the
 //! roots its agents had at the last commit. The importer maps a group's records alike
 //! whatever other records a file holds, since nothing links them.
+//!
+//! Keys are held by their 64-bit hash, not their text (a receiver holds one per trace and
+//! conversation it ever received): two keys of the same hash only make one group of
+//! theirs, whose lines a commit then maps together, each agent as a file ingest maps it.
 
 use std::collections::{BTreeSet, HashMap};
+
+/// The hash a key is held by.
+fn key_hash(key: &str) -> u64 {
+    runlog_core::fingerprint::content_hash(key.as_bytes())
+}
 
 /// A group, by the index of its representative key.
 pub type Group = u32;
@@ -16,7 +25,8 @@ pub type Group = u32;
 /// The groups of a spool's records.
 #[derive(Debug, Default)]
 pub struct Groups {
-    ids: HashMap<String, u32>,
+    /// A key's hash -> its node.
+    ids: HashMap<u64, u32>,
     parent: Vec<u32>,
     /// Per representative: the spool lines (0-based) holding its records, ascending.
     lines: Vec<Vec<u32>>,
@@ -28,11 +38,12 @@ pub struct Groups {
 
 impl Groups {
     fn node(&mut self, key: &str) -> u32 {
-        if let Some(&n) = self.ids.get(key) {
+        let h = key_hash(key);
+        if let Some(&n) = self.ids.get(&h) {
             return n;
         }
         let n = self.parent.len() as u32;
-        self.ids.insert(key.to_string(), n);
+        self.ids.insert(h, n);
         self.parent.push(n);
         self.lines.push(Vec::new());
         self.roots.push(Vec::new());
@@ -123,8 +134,17 @@ impl Groups {
 
     /// The group of a root (a key), if known.
     pub fn group_of(&mut self, key: &str) -> Option<Group> {
-        let n = *self.ids.get(key)?;
+        let n = *self.ids.get(&key_hash(key))?;
         Some(self.find(n))
+    }
+
+    /// [`Groups::group_of`] without shortening paths on the way (for a shared borrow).
+    pub fn peek_group(&self, key: &str) -> Option<Group> {
+        let mut x = *self.ids.get(&key_hash(key))?;
+        while self.parent[x as usize] != x {
+            x = self.parent[x as usize];
+        }
+        Some(x)
     }
 
     /// The roots of a group's agents at the last commit.

@@ -18,6 +18,7 @@ use prost::Message;
 use super::server::{Request, Response};
 
 use super::decode::{self, Encoding, Export, Rejected, Signal};
+use super::gate::{Gate, Permit};
 
 /// What a request must satisfy.
 #[derive(Debug, Clone)]
@@ -57,8 +58,13 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Reads and checks one request. Nothing is written for a refused request.
-pub fn take(req: &mut Request, limits: &Limits) -> Result<Taken, Refusal> {
+/// Reads and checks one request, decoding it with a permit of `gate` (held by the caller
+/// until it has made the records its spool line). Nothing is written for a refused request.
+pub fn take<'g>(
+    req: &mut Request,
+    limits: &Limits,
+    gate: &'g Gate,
+) -> Result<(Taken, Permit<'g>), Refusal> {
     let encoding = header(req, "Content-Type").and_then(Encoding::of_content_type);
     let refuse = |status: u16, message: String| Refusal {
         status,
@@ -122,6 +128,7 @@ pub fn take(req: &mut Request, limits: &Limits) -> Result<Taken, Refusal> {
     let raw = read_limited(req.body(), max)
         .map_err(|e| refuse(400, format!("reading the body: {e}")))?
         .ok_or_else(|| too_large("body"))?;
+    let permit = gate.enter();
     let body = if gzip {
         read_limited(&mut GzDecoder::new(&raw[..]), max)
             .map_err(|e| refuse(400, format!("the body is not valid gzip: {e}")))?
@@ -132,13 +139,14 @@ pub fn take(req: &mut Request, limits: &Limits) -> Result<Taken, Refusal> {
     let mut export =
         decode::decode(signal, encoding, &body).map_err(|e| refuse(400, e.to_string()))?;
     let (records, rejected) = decode::check(&mut export);
-    Ok(Taken {
+    let taken = Taken {
         signal,
         encoding,
         export,
         records,
         rejected,
-    })
+    };
+    Ok((taken, permit))
 }
 
 /// At most `max` bytes of `r` (`None`: there were more).

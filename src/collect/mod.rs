@@ -9,12 +9,13 @@
 //! OTLP request: checks, body, answers), `decode` (the
 //! export request and its partial success), `lines` (a request as spool lines, and its
 //! records' keys), `spool` (the durable folder of accepted requests, read again on start),
-//! `batch` (when to commit, the commit, the answers), this file (the threads and the
-//! signals that stop them).
+//! `batch` (when to commit, the commit, the answers), `gate` (how many requests are
+//! decoded at once), this file (the threads and the signals that stop them).
 
 mod batch;
 mod commit;
 mod decode;
+mod gate;
 mod groups;
 mod http;
 mod lines;
@@ -157,8 +158,9 @@ pub fn run(
         token: config.token.clone(),
         max_body: config.max_body,
     });
+    let gate = Arc::new(gate::Gate::per_core());
     let (tx, rx) = mpsc::sync_channel::<Entry>(1024);
-    let handler = move |req: &mut server::Request| handle(req, &limits, &tx);
+    let handler = move |req: &mut server::Request| handle(req, &limits, &gate, &tx);
     let accept = {
         let stop = stop.clone();
         std::thread::spawn(move || server::serve(listener, stop, handler))
@@ -203,9 +205,10 @@ fn batches(
 fn handle(
     req: &mut server::Request,
     limits: &http::Limits,
+    gate: &gate::Gate,
     tx: &mpsc::SyncSender<Entry>,
 ) -> server::Response {
-    let taken = match http::take(req, limits) {
+    let (taken, permit) = match http::take(req, limits, gate) {
         Ok(t) => t,
         Err(r) => return http::refusal(&r),
     };
@@ -220,6 +223,7 @@ fn handle(
             })
         }
     };
+    drop(permit);
     let (reply, answer) = mpsc::channel();
     let entry = Entry {
         reply,

@@ -15,31 +15,33 @@ pub struct Refused {
     pub reason: String,
 }
 
-/// Maps the spool lines `lines` ((1-based line number, bytes), ascending) of the file
-/// `input` (`last_line`: its line count) and assembles the agents whose root `wanted` says
-/// so.
-pub fn map(
+/// Maps the spool lines `lines` ((1-based line number, bytes), ascending, read as they
+/// are mapped) of the file `input` (`last_line`: its line count) and assembles the agents
+/// whose root `wanted` says so. `Err` (outer): a line could not be read.
+pub fn map<E>(
     input: &ingest::Input,
-    lines: Vec<(u64, Vec<u8>)>,
+    lines: impl Iterator<Item = Result<(u64, Vec<u8>), E>>,
     last_line: u64,
     mut wanted: impl FnMut(&str) -> bool,
-) -> Result<Ingested, Refused> {
+) -> Result<Result<Ingested, Refused>, E> {
     let ctx = FileContext {
         file_idx: 0,
         name: input.name.clone(),
         rel: input.rel.clone(),
     };
     let Some(mut imp) = import::importer(Format::Otlp, &ctx) else {
-        return Err(Refused {
+        return Ok(Err(Refused {
             line: 0,
             reason: "no OTLP importer".into(),
-        });
+        }));
     };
     let mut events = Vec::new();
-    for (no, bytes) in lines {
+    for line in lines {
+        let (no, bytes) = line?;
         let before = events.len();
-        imp.line(no, &bytes, &mut events)
-            .map_err(|reason| Refused { line: no, reason })?;
+        if let Err(reason) = imp.line(no, &bytes, &mut events) {
+            return Ok(Err(Refused { line: no, reason }));
+        }
         for ev in &mut events[before..] {
             if ev.line == 0 {
                 ev.line = no;
@@ -48,7 +50,7 @@ pub fn map(
     }
     imp.finish(&mut events);
     if let Some((line, reason, _)) = imp.rejects().into_iter().next() {
-        return Err(Refused { line, reason });
+        return Ok(Err(Refused { line, reason }));
     }
     events.retain(|ev| wanted(&ev.root));
     for ev in &mut events {
@@ -64,5 +66,5 @@ pub fn map(
     };
     read.summary.file = input.name.clone();
     read.summary.format = Format::Otlp.name().to_string();
-    Ok(ingest::assemble(vec![read]))
+    Ok(Ok(ingest::assemble(vec![read])))
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use super::decode::Export;
 use super::groups::Groups;
 use super::lines::{self, Key, Prepared};
+use runlog_core::fingerprint::{Scan, Scanner};
 use runlog_core::ingest;
 
 /// The spool folder of a warehouse.
@@ -33,6 +34,8 @@ pub struct Spool {
     positions: Vec<(u64, u32)>,
     /// The file's size.
     size: u64,
+    /// The file's fingerprint scan, kept as lines are written (not read again per commit).
+    scanner: Scanner,
     /// The agents' groups of the records, and their lines.
     pub groups: Groups,
     /// The spool file as an ingest of the spool folder names it.
@@ -68,6 +71,7 @@ impl Spool {
             keys: HashSet::new(),
             positions: Vec::new(),
             size: 0,
+            scanner: Scanner::default(),
             groups: Groups::default(),
             input: ingest::Input {
                 name: path.display().to_string(),
@@ -85,6 +89,7 @@ impl Spool {
                 if n == 0 {
                     break;
                 }
+                spool.scanner.feed(&line);
                 let links = match lines::parse_line(&line) {
                     Some(e) => {
                         spool.keys.extend(lines::keys(&e));
@@ -121,22 +126,31 @@ impl Spool {
         self.size
     }
 
-    /// The lines `idx` (0-based, ascending) read back: (1-based line number, bytes).
-    pub fn read_lines(&self, idx: &[u32]) -> Result<Vec<(u64, Vec<u8>)>, SpoolError> {
+    /// What [`runlog_core::fingerprint::scan`] of the file gives, kept as it was written.
+    pub fn scan(&self) -> Scan {
+        self.scanner.scan()
+    }
+
+    /// The lines `idx` (0-based, ascending) read back one at a time: (1-based line
+    /// number, bytes).
+    pub fn read_lines<'a>(
+        &'a self,
+        idx: &'a [u32],
+    ) -> Result<impl Iterator<Item = Result<(u64, Vec<u8>), SpoolError>> + 'a, SpoolError> {
         use std::os::unix::fs::FileExt;
-        if idx.is_empty() {
-            return Ok(Vec::new());
-        }
         let path = &self.input.path;
-        let f = File::open(path).map_err(at(path))?;
-        idx.iter()
-            .map(|&i| {
-                let (off, len) = self.positions[i as usize];
-                let mut buf = vec![0u8; len as usize];
+        let f = match idx.is_empty() {
+            true => None,
+            false => Some(File::open(path).map_err(at(path))?),
+        };
+        Ok(idx.iter().map(move |&i| {
+            let (off, len) = self.positions[i as usize];
+            let mut buf = vec![0u8; len as usize];
+            if let Some(f) = &f {
                 f.read_exact_at(&mut buf, off).map_err(at(path))?;
-                Ok((u64::from(i) + 1, buf))
-            })
-            .collect()
+            }
+            Ok((u64::from(i) + 1, buf))
+        }))
     }
 
     /// The spool folder.
@@ -220,6 +234,7 @@ impl Spool {
         buf.extend_from_slice(line);
         buf.push(b'\n');
         f.write_all(&buf).map_err(at(&path))?;
+        self.scanner.feed(&buf);
         self.dirty = true;
         Ok(())
     }
@@ -356,5 +371,8 @@ mod tests {
         assert_eq!(fs::read(&torn).unwrap(), whole);
         assert_eq!(write(&mut s, &[1, 2, 3, 4]), 0);
         assert_eq!(write(&mut s, &[5]), 1);
+        s.sync().unwrap();
+        let file = runlog_core::fingerprint::scan(&torn, None).unwrap();
+        assert_eq!(s.scan(), file, "the scan kept as written is the file's");
     }
 }

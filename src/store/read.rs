@@ -56,6 +56,13 @@ pub fn parquet_bytes(root: &Root, rel: &str) -> Result<bytes::Bytes> {
     })
 }
 
+/// The rows of a Parquet file (from its footer).
+pub fn parquet_rows(bytes: bytes::Bytes) -> Result<u64> {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)?;
+    Ok(builder.metadata().file_metadata().num_rows().max(0) as u64)
+}
+
 /// A Parquet file's batches: every column, or the one column `only`.
 pub fn decode_parquet(bytes: bytes::Bytes, only: Option<&str>) -> Result<Vec<RecordBatch>> {
     use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;

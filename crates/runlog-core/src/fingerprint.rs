@@ -122,33 +122,10 @@ const SCAN_BUFFER: usize = 1 << 20;
 pub fn scan(path: &Path, probe: Option<u64>) -> io::Result<Scan> {
     let mut f = File::open(path)?;
     let mut buf = vec![0u8; SCAN_BUFFER];
-    // `all` is fed every byte in order; `tail` the bytes after the last newline so far.
-    let (mut all, mut tail) = (XxHash3_64::default(), XxHash3_64::default());
-    let empty = all.finish();
-    let mut s = Scan {
-        size: 0,
-        complete: 0,
-        hash: empty,
-        tail_hash: empty,
-        compressed: false,
-        probe_hash: (probe == Some(0)).then_some(empty),
-    };
-    let mut pos = 0u64;
+    let mut sc = Scanner::default();
+    let mut probe_hash = (probe == Some(0)).then(|| sc.all.finish());
+    let mut compressed = false;
     let mut sqlite = false;
-    // Feeds `bytes` (which start at `pos`) to `all`, noting the hash at the probe.
-    let feed = |all: &mut XxHash3_64, pos: &mut u64, s: &mut Scan, bytes: &[u8]| {
-        let end = *pos + bytes.len() as u64;
-        match probe.filter(|&p| p > *pos && p <= end && s.probe_hash.is_none()) {
-            Some(p) => {
-                let (a, b) = bytes.split_at((p - *pos) as usize);
-                all.write(a);
-                s.probe_hash = Some(all.finish());
-                all.write(b);
-            }
-            None => all.write(bytes),
-        }
-        *pos = end;
-    };
     loop {
         let n = match f.read(&mut buf) {
             Ok(0) => break,
@@ -157,29 +134,24 @@ pub fn scan(path: &Path, probe: Option<u64>) -> io::Result<Scan> {
             Err(e) => return Err(e),
         };
         let chunk = &buf[..n];
+        let (pos, end) = (sc.size, sc.size + n as u64);
         if pos == 0 {
-            s.compressed =
-                chunk.starts_with(&[0x1f, 0x8b]) || chunk.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+            compressed = is_compressed(chunk);
             sqlite = chunk.starts_with(SQLITE_MAGIC);
         }
-        match memchr::memrchr(b'\n', chunk) {
-            Some(i) => {
-                let (lines, rest) = chunk.split_at(i + 1);
-                feed(&mut all, &mut pos, &mut s, lines);
-                s.complete = pos;
-                s.hash = all.finish();
-                tail = XxHash3_64::default();
-                feed(&mut all, &mut pos, &mut s, rest);
-                tail.write(rest);
+        match probe.filter(|&p| p > pos && p <= end && probe_hash.is_none()) {
+            Some(p) => {
+                let (a, b) = chunk.split_at((p - pos) as usize);
+                sc.feed(a);
+                probe_hash = Some(sc.all.finish());
+                sc.feed(b);
             }
-            None => {
-                feed(&mut all, &mut pos, &mut s, chunk);
-                tail.write(chunk);
-            }
+            None => sc.feed(chunk),
         }
     }
-    s.size = pos;
-    s.tail_hash = tail.finish();
+    let mut s = sc.scan();
+    s.compressed = compressed;
+    s.probe_hash = probe_hash;
     if sqlite {
         if let Some(wal) = wal_hash(path)? {
             let mut both = [0u8; 16];
@@ -189,6 +161,79 @@ pub fn scan(path: &Path, probe: Option<u64>) -> io::Result<Scan> {
         }
     }
     Ok(s)
+}
+
+/// Whether a file's first bytes are those of gzip or zstd.
+fn is_compressed(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+}
+
+/// A [`scan`] taken as a file is written: fed its bytes in order (as they are appended),
+/// it gives the [`Scan`] that reading the file would give, without reading it again.
+pub struct Scanner {
+    /// Fed every byte.
+    all: XxHash3_64,
+    /// Fed the bytes after the last newline.
+    tail: XxHash3_64,
+    size: u64,
+    complete: u64,
+    /// `all` at the last newline.
+    hash: u64,
+    compressed: bool,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        let all = XxHash3_64::default();
+        let hash = all.finish();
+        Scanner {
+            all,
+            tail: XxHash3_64::default(),
+            size: 0,
+            complete: 0,
+            hash,
+            compressed: false,
+        }
+    }
+}
+
+impl Scanner {
+    /// Takes the next bytes of the file.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.size == 0 && !bytes.is_empty() {
+            self.compressed = is_compressed(bytes);
+        }
+        match memchr::memrchr(b'\n', bytes) {
+            Some(i) => {
+                let (lines, rest) = bytes.split_at(i + 1);
+                self.all.write(lines);
+                self.size += lines.len() as u64;
+                self.complete = self.size;
+                self.hash = self.all.finish();
+                self.tail = XxHash3_64::default();
+                self.all.write(rest);
+                self.tail.write(rest);
+                self.size += rest.len() as u64;
+            }
+            None => {
+                self.all.write(bytes);
+                self.tail.write(bytes);
+                self.size += bytes.len() as u64;
+            }
+        }
+    }
+
+    /// The scan of the bytes fed so far (no probe).
+    pub fn scan(&self) -> Scan {
+        Scan {
+            size: self.size,
+            complete: self.complete,
+            hash: self.hash,
+            tail_hash: self.tail.finish(),
+            compressed: self.compressed,
+            probe_hash: None,
+        }
+    }
 }
 
 /// The first bytes of every SQLite 3 database file.
@@ -360,6 +405,28 @@ mod tests {
         conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
             .unwrap();
         assert_eq!(new.compare(&p).unwrap().0, Change::Changed);
+    }
+
+    #[test]
+    fn a_scanner_fed_the_bytes_gives_the_scan_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        let mut sc = Scanner::default();
+        let mut bytes = Vec::new();
+        assert_eq!(sc.scan(), scan_of(&p, &bytes));
+        for part in [&b"ab"[..], b"c\nde", b"f\n", b"g", b"", b"h\ni\nj"] {
+            sc.feed(part);
+            bytes.extend_from_slice(part);
+            assert_eq!(sc.scan(), scan_of(&p, &bytes), "after {bytes:?}");
+        }
+        let mut gz = Scanner::default();
+        gz.feed(&[0x1f, 0x8b, 8, 0]);
+        assert!(gz.scan().compressed);
+    }
+
+    fn scan_of(p: &Path, bytes: &[u8]) -> Scan {
+        std::fs::write(p, bytes).unwrap();
+        scan(p, None).unwrap()
     }
 
     #[test]
