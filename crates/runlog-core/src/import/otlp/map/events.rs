@@ -3,7 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::attrs::{finish_reasons, span_record, str_attr, tool_name, usage, CALL_ID_KEYS};
+use super::attrs::{
+    agent_name, any_attr, finish_reasons, keys, span_record, str_attr, tool_name, usage,
+};
 use super::errors::span_error;
 use super::{ts_or, Ctx, Out, PHASE_BODY, PHASE_CLOSE, PHASE_IDLE, PHASE_OPEN};
 use crate::import::flag;
@@ -45,10 +47,7 @@ pub(super) fn agent_events(
             );
         }
         Opening::Session(p) => {
-            let name = str_attr(
-                &span.attrs,
-                &["gen_ai.agent.name", "agent_name", "agent.name"],
-            );
+            let name = agent_name(span);
             let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
             o.push(
                 line,
@@ -114,16 +113,41 @@ pub(super) struct LastCall {
     pub(super) error: Option<Value>,
 }
 
+/// Finish reasons that end a turn `max_tokens`, compared as `finish_kind` writes them: the
+/// conventions' and OpenAI's `length`, Anthropic's, Strands' and Gemini's `max_tokens`, the
+/// Responses API's `max_output_tokens`.
+const MAX_TOKENS_REASONS: &[&str] = &["length", "max_tokens", "max_output_tokens"];
+
+/// Finish reasons that end a turn `refusal`: `content_filter` (the conventions, OpenAI),
+/// `content-filter` (Vercel AI SDK), `refusal` (Anthropic), `safety` (Gemini),
+/// `guardrail_intervened` and `content_filtered` (Strands).
+const REFUSAL_REASONS: &[&str] = &[
+    "content_filter",
+    "content-filter",
+    "refusal",
+    "safety",
+    "guardrail_intervened",
+    "content_filtered",
+];
+
+/// A finish reason as compared with the lists above: lower case, without the enum's name a
+/// Python enum's `str()` puts before it (Semantic Kernel writes `FinishReason.LENGTH`).
+fn finish_kind(reason: &str) -> String {
+    let r = reason.strip_prefix("FinishReason.").unwrap_or(reason);
+    r.to_ascii_lowercase()
+}
+
 /// `turn/end` of an agent span: failed when the span failed, or (inferred) when its last
 /// inference failed; else by that inference's finish reason.
 pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Value {
     let mut reason = Map::new();
     let inferred = error.is_none() && last.error.is_some();
     let error = error.or_else(|| last.error.clone());
-    let kind = match (&error, last.finish.as_deref()) {
+    let finish = last.finish.as_deref().map(finish_kind);
+    let kind = match (&error, finish.as_deref()) {
         (Some(_), _) => "error",
-        (None, Some("length" | "max_tokens" | "MAX_TOKENS" | "max_output_tokens")) => "max_tokens",
-        (None, Some("content_filter" | "refusal" | "SAFETY")) => "refusal",
+        (None, Some(f)) if MAX_TOKENS_REASONS.contains(&f) => "max_tokens",
+        (None, Some(f)) if REFUSAL_REASONS.contains(&f) => "refusal",
         (None, _) => "completed",
     };
     reason.insert("kind".into(), kind.into());
@@ -135,11 +159,7 @@ pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Va
     }
     let mut data = Map::new();
     data.insert("reason".into(), Value::Object(reason));
-    match span
-        .attrs
-        .get("final_result")
-        .or_else(|| span.attrs.get("output.value"))
-    {
+    match any_attr(&span.attrs, keys::TURN_OUTPUT) {
         Some(Value::String(t)) => {
             data.insert("text".into(), t.clone().into());
         }
@@ -158,7 +178,7 @@ pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Va
 pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String, Value>]) {
     let a = &span.attrs;
     let mut data = Map::new();
-    let reasons = finish_reasons(a);
+    let reasons = finish_reasons(span);
     if let Some(f) = reasons.last() {
         data.insert("finish_reason".into(), f.clone().into());
     }
@@ -177,25 +197,10 @@ pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String
             json!((span.end - span.start) as f64 / 1000.0),
         );
     }
-    if let Some(m) = str_attr(
-        a,
-        &[
-            "gen_ai.response.model",
-            "gen_ai.request.model",
-            "llm.model_name",
-        ],
-    ) {
+    if let Some(m) = str_attr(a, keys::MODEL) {
         data.insert("model".into(), m.into());
     }
-    if let Some(p) = str_attr(
-        a,
-        &[
-            "gen_ai.provider.name",
-            "gen_ai.system",
-            "llm.provider",
-            "llm.system",
-        ],
-    ) {
+    if let Some(p) = str_attr(a, keys::PROVIDER) {
         data.insert("provider".into(), p.into());
     }
     data.insert("span_id".into(), span.id.clone().into());
@@ -213,15 +218,11 @@ pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String
 
 pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Option<&String>) {
     let a = &span.attrs;
-    let call_id = str_attr(a, CALL_ID_KEYS)
+    let call_id = str_attr(a, keys::CALL_ID)
         .or(inferred_id.map(String::as_str))
         .unwrap_or(&span.id);
     let name = tool_name(span);
-    let arguments = match a
-        .get("gen_ai.tool.call.arguments")
-        .or_else(|| a.get("tool.parameters"))
-        .or_else(|| a.get("input.value"))
-    {
+    let arguments = match any_attr(a, keys::TOOL_ARGUMENTS) {
         Some(Value::String(s)) => {
             serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
         }
@@ -262,10 +263,7 @@ pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Opti
             result.insert("detail".into(), d.into());
         }
     }
-    if let Some(r) = a
-        .get("gen_ai.tool.call.result")
-        .or_else(|| a.get("output.value"))
-    {
+    if let Some(r) = any_attr(a, keys::TOOL_RESULT) {
         result.insert("result".into(), r.clone());
     }
     o.push(

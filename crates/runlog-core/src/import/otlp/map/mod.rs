@@ -283,7 +283,7 @@ impl<'m> Mapper<'m> {
             .unwrap_or(&[]);
         let last = match self.last_calls.get(&i) {
             Some(&j) => LastCall {
-                finish: finish_reasons(&self.spans[j].attrs).pop(),
+                finish: finish_reasons(&self.spans[j]).pop(),
                 error: span_error(&self.spans[j], self.exceptions_of(j)),
             },
             None => LastCall::default(),
