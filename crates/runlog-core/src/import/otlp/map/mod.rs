@@ -331,6 +331,9 @@ impl<'m> Mapper<'m> {
                 data,
             );
         }
+        if let Anchor::Agent(a, _) = self.anchors[i] {
+            clamp_to(o, self.spans[a].end);
+        }
         let at = ts_or(span.start, span.end);
         let unfinished = match &self.anchors[i] {
             Anchor::Missing(parent) if matches!(self.ops[i], Op::Inference | Op::Tool) => {
@@ -415,6 +418,23 @@ impl<'m> Mapper<'m> {
             let data = json!({"parent": null, "synthetic": true});
             self.o
                 .push(line, at, PHASE_OPEN, &ctx, "session/start", data);
+        }
+    }
+}
+
+/// A span's events no later than the end of the invocation it is in: a child's clock may
+/// put its end a little after its parent's (OpenTelemetry JS takes each span's end from a
+/// monotonic clock started with the span: the Vercel AI SDK's provider call ends 0.1 ms after
+/// the `ai.generateText` span that awaited it), and a call after its turn ended would fall
+/// outside the turn.
+fn clamp_to(o: &mut Out, end: i64) {
+    if end == 0 {
+        return;
+    }
+    for p in &mut o.pending {
+        if p.ts > end {
+            p.ts = end;
+            p.ev.ts = end;
         }
     }
 }
