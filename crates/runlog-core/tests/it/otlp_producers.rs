@@ -6,7 +6,7 @@
 //! each script recorded it beside its file (`<name>.expected.json`; `.ci/otel` runs the same
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
-//! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK and Semantic Kernel. A call id of
+//! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel and AutoGen. A call id of
 //! `*` in an expected file is one the producer does not record (the span id stands in).
 
 use std::collections::HashMap;
@@ -67,6 +67,11 @@ fn google_adk_1_agents_give_what_they_were_asked_for() {
 #[test]
 fn vercel_ai_sdk_runs_give_what_they_were_asked_for() {
     check("vercel_ai/vercel_ai_agents");
+}
+
+#[test]
+fn autogen_agents_give_what_they_were_asked_for() {
+    check("autogen/autogen_agents");
 }
 
 #[test]
