@@ -216,19 +216,37 @@ pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Map<String
     );
 }
 
+/// Where a tool span that has no arguments attribute records them: Strands' `gen_ai.tool.message`
+/// span event, its `content`.
+const TOOL_INPUT_EVENT: (&str, &str) = ("gen_ai.tool.message", "content");
+
+/// Where a tool span that has no result attribute records it: Strands' `gen_ai.choice` span
+/// event, its `message`.
+const TOOL_OUTPUT_EVENT: (&str, &str) = ("gen_ai.choice", "message");
+
+/// Attribute `key` of the span's last event named `name`.
+fn event_attr<'a>(span: &'a Span, (name, key): (&str, &str)) -> Option<&'a Value> {
+    span.events
+        .iter()
+        .rev()
+        .filter(|e| e.name == name)
+        .find_map(|e| e.attrs.get(key))
+}
+
 pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Option<&String>) {
     let a = &span.attrs;
     let call_id = str_attr(a, keys::CALL_ID)
         .or(inferred_id.map(String::as_str))
         .unwrap_or(&span.id);
     let name = tool_name(span);
-    let arguments = match any_attr(a, keys::TOOL_ARGUMENTS) {
-        Some(Value::String(s)) => {
-            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-        }
-        Some(v) => v.clone(),
-        None => Value::Null,
-    };
+    let arguments =
+        match any_attr(a, keys::TOOL_ARGUMENTS).or_else(|| event_attr(span, TOOL_INPUT_EVENT)) {
+            Some(Value::String(s)) => {
+                serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+            }
+            Some(v) => v.clone(),
+            None => Value::Null,
+        };
     let mut call = json!({
         "call_id": call_id,
         "name": name,
@@ -263,7 +281,8 @@ pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Opti
             result.insert("detail".into(), d.into());
         }
     }
-    if let Some(r) = any_attr(a, keys::TOOL_RESULT) {
+    if let Some(r) = any_attr(a, keys::TOOL_RESULT).or_else(|| event_attr(span, TOOL_OUTPUT_EVENT))
+    {
         result.insert("result".into(), r.clone());
     }
     o.push(
