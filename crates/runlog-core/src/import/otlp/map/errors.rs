@@ -70,8 +70,22 @@ pub(super) fn http_status_of(raw: &str) -> Option<i64> {
 }
 
 /// The HTTP status an error message states the way the SDKs write it: `status_code: 429`
-/// (Pydantic AI's `ModelHTTPError`), `Error code: 429` (the OpenAI and Anthropic SDKs).
+/// (Pydantic AI's `ModelHTTPError`), `Error code: 429` (the OpenAI and Anthropic SDKs), or
+/// first, before a Google status name (`429 RESOURCE_EXHAUSTED. …`, the google-genai SDK's
+/// `APIError`).
 pub(super) fn status_in_text(text: &str) -> Option<i64> {
+    if let Some((code, rest)) = text.split_at_checked(3) {
+        let google_status = rest.strip_prefix(' ').is_some_and(|r| {
+            r.split(['.', ' ']).next().is_some_and(|w| {
+                w.len() > 2 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            })
+        });
+        if google_status {
+            if let Some(n) = http_status_of(code).filter(|n| *n >= 400) {
+                return Some(n);
+            }
+        }
+    }
     for marker in ["status_code: ", "Error code: ", "status code "] {
         if let Some(at) = text.find(marker) {
             let digits: String = text[at + marker.len()..]
@@ -87,31 +101,48 @@ pub(super) fn status_in_text(text: &str) -> Option<i64> {
 }
 
 /// A provider's error code or an SDK's exception class (its last dotted segment) to the
-/// canonical code: the codes of IMPORTERS.md table E for Anthropic and OpenAI, and the
-/// exception classes their Python SDKs raise for the same statuses.
+/// canonical code: the codes of IMPORTERS.md table E for Anthropic and OpenAI, the exception
+/// classes their Python SDKs raise for the same statuses, Google's status names (as Vertex
+/// AI and the Gemini API write them) and Strands' `ModelThrottledException` and
+/// `ContextWindowOverflowException`.
 pub(super) fn provider_code(raw: &str) -> Option<&'static str> {
+    // Semantic Kernel writes the exception's class as Python prints it: `<class 'a.B'>`.
+    let raw = raw
+        .strip_prefix("<class '")
+        .and_then(|r| r.strip_suffix("'>"))
+        .unwrap_or(raw);
     let last = raw.rsplit('.').next().unwrap_or(raw);
     Some(match last {
         "authentication_error"
         | "permission_error"
         | "invalid_api_key"
         | "AuthenticationError"
-        | "PermissionDeniedError" => "completion_unauthorized",
-        "rate_limit_error" | "rate_limit_exceeded" | "RateLimitError" | "ModelRateLimitError" => {
-            "completion_rate_limited"
-        }
-        "api_error" | "overloaded_error" | "server_error" | "InternalServerError" => {
-            "completion_unavailable"
-        }
-        "timeout" | "APITimeoutError" => "completion_timed_out",
+        | "PermissionDeniedError"
+        | "UNAUTHENTICATED"
+        | "PERMISSION_DENIED" => "completion_unauthorized",
+        "rate_limit_error"
+        | "rate_limit_exceeded"
+        | "RateLimitError"
+        | "ModelRateLimitError"
+        | "ModelThrottledException"
+        | "RESOURCE_EXHAUSTED" => "completion_rate_limited",
+        "api_error"
+        | "overloaded_error"
+        | "server_error"
+        | "InternalServerError"
+        | "UNAVAILABLE" => "completion_unavailable",
+        "timeout" | "APITimeoutError" | "DEADLINE_EXCEEDED" => "completion_timed_out",
         "APIConnectionError" => "completion_failed",
-        "context_length_exceeded" => "completion_context_too_large",
+        "context_length_exceeded" | "ContextWindowOverflowException" => {
+            "completion_context_too_large"
+        }
         "insufficient_quota" => "completion_billing_denied",
         "invalid_request_error"
         | "invalid_prompt"
         | "BadRequestError"
         | "NotFoundError"
-        | "UnprocessableEntityError" => "completion_rejected",
+        | "UnprocessableEntityError"
+        | "INVALID_ARGUMENT" => "completion_rejected",
         _ => return None,
     })
 }

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use super::attrs::{finish_reasons, span_record, str_attr, tool_name, usage, CALL_ID_KEYS};
+use super::attrs::{
+    agent_name, any_attr, finish_reasons, keys, span_record, str_attr, tool_name, usage,
+};
 use super::errors::span_error;
 use super::text::ObjectText;
 use super::{ts_or, Ctx, Out, PHASE_BODY, PHASE_CLOSE, PHASE_IDLE, PHASE_OPEN};
@@ -48,10 +50,7 @@ pub(super) fn agent_events(
             );
         }
         Opening::Session(p) => {
-            let name = str_attr(
-                &span.attrs,
-                &["gen_ai.agent.name", "agent_name", "agent.name"],
-            );
+            let name = agent_name(span);
             let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
             o.push(
                 line,
@@ -117,16 +116,41 @@ pub(super) struct LastCall {
     pub(super) error: Option<Value>,
 }
 
+/// Finish reasons that end a turn `max_tokens`, compared as `finish_kind` writes them: the
+/// conventions' and OpenAI's `length`, Anthropic's, Strands' and Gemini's `max_tokens`, the
+/// Responses API's `max_output_tokens`.
+const MAX_TOKENS_REASONS: &[&str] = &["length", "max_tokens", "max_output_tokens"];
+
+/// Finish reasons that end a turn `refusal`: `content_filter` (the conventions, OpenAI),
+/// `content-filter` (Vercel AI SDK), `refusal` (Anthropic), `safety` (Gemini),
+/// `guardrail_intervened` and `content_filtered` (Strands).
+const REFUSAL_REASONS: &[&str] = &[
+    "content_filter",
+    "content-filter",
+    "refusal",
+    "safety",
+    "guardrail_intervened",
+    "content_filtered",
+];
+
+/// A finish reason as compared with the lists above: lower case, without the enum's name a
+/// Python enum's `str()` puts before it (Semantic Kernel writes `FinishReason.LENGTH`).
+fn finish_kind(reason: &str) -> String {
+    let r = reason.strip_prefix("FinishReason.").unwrap_or(reason);
+    r.to_ascii_lowercase()
+}
+
 /// `turn/end` of an agent span: failed when the span failed, or (inferred) when its last
 /// inference failed; else by that inference's finish reason.
 pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> String {
     let mut reason = Map::new();
     let inferred = error.is_none() && last.error.is_some();
     let error = error.or_else(|| last.error.clone());
-    let kind = match (&error, last.finish.as_deref()) {
+    let finish = last.finish.as_deref().map(finish_kind);
+    let kind = match (&error, finish.as_deref()) {
         (Some(_), _) => "error",
-        (None, Some("length" | "max_tokens" | "MAX_TOKENS" | "max_output_tokens")) => "max_tokens",
-        (None, Some("content_filter" | "refusal" | "SAFETY")) => "refusal",
+        (None, Some(f)) if MAX_TOKENS_REASONS.contains(&f) => "max_tokens",
+        (None, Some(f)) if REFUSAL_REASONS.contains(&f) => "refusal",
         (None, _) => "completed",
     };
     reason.insert("kind".into(), kind.into());
@@ -140,11 +164,7 @@ pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> St
     if inferred {
         data.member("inferred", &true);
     }
-    match span
-        .attrs
-        .raw("final_result")
-        .or_else(|| span.attrs.raw("output.value"))
-    {
+    match any_attr(&span.attrs, keys::TURN_OUTPUT) {
         Some(t) if t.starts_with('"') => {
             data.member("reason", &reason).member("span_id", &span.id);
             data.member_raw("text", t);
@@ -162,24 +182,9 @@ pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> St
 
 pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Attrs]) {
     let a = &span.attrs;
-    let reasons = finish_reasons(a);
-    let model = str_attr(
-        a,
-        &[
-            "gen_ai.response.model",
-            "gen_ai.request.model",
-            "llm.model_name",
-        ],
-    );
-    let provider = str_attr(
-        a,
-        &[
-            "gen_ai.provider.name",
-            "gen_ai.system",
-            "llm.provider",
-            "llm.system",
-        ],
-    );
+    let reasons = finish_reasons(span);
+    let model = str_attr(a, keys::MODEL);
+    let provider = str_attr(a, keys::PROVIDER);
     let mut data = ObjectText::with_capacity(a.text().len() + 512);
     data.member_raw("attributes", a.text());
     if span.start != 0 && span.end >= span.start {
@@ -215,16 +220,31 @@ pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Attrs]) {
     );
 }
 
+/// Where a tool span that has no arguments attribute records them: Strands' `gen_ai.tool.message`
+/// span event, its `content`.
+const TOOL_INPUT_EVENT: (&str, &str) = ("gen_ai.tool.message", "content");
+
+/// Where a tool span that has no result attribute records it: Strands' `gen_ai.choice` span
+/// event, its `message`.
+const TOOL_OUTPUT_EVENT: (&str, &str) = ("gen_ai.choice", "message");
+
+/// The JSON text of attribute `key` of the span's last event named `name`.
+fn event_attr<'a>(span: &'a Span, (name, key): (&str, &str)) -> Option<&'a str> {
+    span.events
+        .iter()
+        .rev()
+        .filter(|e| e.name == name)
+        .find_map(|e| e.attrs.raw(key))
+}
+
 pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Option<&String>) {
     let a = &span.attrs;
-    let call_id = str_attr(a, CALL_ID_KEYS)
+    let call_id = str_attr(a, keys::CALL_ID)
         .or(inferred_id.map(|id| Cow::Borrowed(id.as_str())))
         .unwrap_or(Cow::Borrowed(&span.id));
     let name = tool_name(span);
-    let arguments = a
-        .raw("gen_ai.tool.call.arguments")
-        .or_else(|| a.raw("tool.parameters"))
-        .or_else(|| a.raw("input.value"));
+    let arguments =
+        any_attr(a, keys::TOOL_ARGUMENTS).or_else(|| event_attr(span, TOOL_INPUT_EVENT));
     let mut call = ObjectText::with_capacity(a.text().len() + arguments.map_or(0, str::len) + 256);
     match arguments {
         // A string of JSON is that JSON; another string itself.
@@ -265,9 +285,7 @@ pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Opti
             result.member("detail", &d);
         }
     }
-    if let Some(r) = a
-        .raw("gen_ai.tool.call.result")
-        .or_else(|| a.raw("output.value"))
+    if let Some(r) = any_attr(a, keys::TOOL_RESULT).or_else(|| event_attr(span, TOOL_OUTPUT_EVENT))
     {
         result.member_raw("result", r);
     }

@@ -286,7 +286,7 @@ impl<'m> Mapper<'m> {
             .unwrap_or(&[]);
         let last = match self.last_calls.get(&i) {
             Some(&j) => LastCall {
-                finish: finish_reasons(&self.spans[j].attrs).pop(),
+                finish: finish_reasons(&self.spans[j]).pop(),
                 error: span_error(&self.spans[j], self.exceptions_of(j)),
             },
             None => LastCall::default(),
@@ -335,6 +335,9 @@ impl<'m> Mapper<'m> {
                 &kind,
                 data.finish(),
             );
+        }
+        if let Anchor::Agent(a, _) = self.anchors[i] {
+            clamp_to(o, self.spans[a].end);
         }
         let at = ts_or(span.start, span.end);
         let unfinished = match &self.anchors[i] {
@@ -420,6 +423,23 @@ impl<'m> Mapper<'m> {
             let data = json!({"parent": null, "synthetic": true});
             self.o
                 .push(line, at, PHASE_OPEN, &ctx, "session/start", data);
+        }
+    }
+}
+
+/// A span's events no later than the end of the invocation it is in: a child's clock may
+/// put its end a little after its parent's (OpenTelemetry JS takes each span's end from a
+/// monotonic clock started with the span: the Vercel AI SDK's provider call ends 0.1 ms after
+/// the `ai.generateText` span that awaited it), and a call after its turn ended would fall
+/// outside the turn.
+fn clamp_to(o: &mut Out, end: i64) {
+    if end == 0 {
+        return;
+    }
+    for p in &mut o.pending {
+        if p.ts > end {
+            p.ts = end;
+            p.ev.ts = end;
         }
     }
 }

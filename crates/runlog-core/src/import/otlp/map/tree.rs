@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::attrs::{output_tool_calls, str_attr, tool_name, CALL_ID_KEYS};
+use super::attrs::{keys, output_tool_calls, str_attr, tool_name};
 use super::{Ctx, Op};
 use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
@@ -54,7 +54,7 @@ pub(super) fn anchors(
 
 /// The tree (root) of a span that no agent span contains: its conversation, else its trace.
 pub(super) fn root_id(attrs: &Attrs, trace: &str, file_rel: &str) -> String {
-    match str_attr(attrs, &["gen_ai.conversation.id", "session.id"]) {
+    match str_attr(attrs, keys::CONVERSATION) {
         Some(c) => c.into_owned(),
         None if !trace.is_empty() => trace.to_string(),
         None => file_rel.to_string(),
@@ -159,7 +159,7 @@ pub(super) fn resolve(tree: &Tree, i: usize, ctxs: &mut Vec<Option<Ctx>>, budget
             ..p
         },
         (Role::Root | Role::Container | Role::Subagent, Some(p)) => {
-            let own = str_attr(&s.attrs, &["gen_ai.conversation.id", "session.id"])
+            let own = str_attr(&s.attrs, keys::CONVERSATION)
                 .filter(|c| **c != p.session && **c != p.root);
             Ctx {
                 root: p.root,
@@ -224,7 +224,7 @@ pub(super) fn inferred_call_ids(
         };
         match ops[i] {
             Op::Inference => by_agent.entry(a).or_default().0.push(i),
-            Op::Tool if str_attr(&s.attrs, CALL_ID_KEYS).is_none() => {
+            Op::Tool if str_attr(&s.attrs, keys::CALL_ID).is_none() => {
                 by_agent.entry(a).or_default().1.push(i)
             }
             _ => {}
