@@ -333,31 +333,7 @@ impl<'de> Deserialize<'de> for AnyText<'de> {
                         "boolValue" => map
                             .next_value::<Option<bool>>()?
                             .map(|b| Cow::Borrowed(if b { "true" } else { "false" })),
-                        "intValue" => map
-                            .next_value::<Option<Int>>()?
-                            .map(|i| Cow::Owned(i.0.to_string())),
-                        "doubleValue" => map.next_value::<Option<f64>>()?.map(|d| {
-                            Cow::Owned(
-                                serde_json::Number::from_f64(d)
-                                    .map_or(Value::Null, Value::Number)
-                                    .to_string(),
-                            )
-                        }),
-                        "arrayValue" => map
-                            .next_value::<Option<ArrayValue>>()?
-                            .map(|a| Cow::Owned(Value::Array(a.0).to_string())),
-                        "kvlistValue" => map
-                            .next_value::<Option<KvList>>()?
-                            .map(|kv| Cow::Owned(Value::Object(kv.0).to_string())),
-                        "bytesValue" => {
-                            return Err(de::Error::custom(
-                                "bytes values are read by the message types",
-                            ))
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                            None
-                        }
+                        other => value_member(other, &mut map)?.map(|v| Cow::Owned(v.to_string())),
                     };
                     if let Some(v) = next {
                         value = v;
@@ -450,26 +426,7 @@ impl<'de> Deserialize<'de> for AnyValue {
                 while let Some(k) = map.next_key::<CowStr<'de>>()? {
                     let next = match &*k.0 {
                         "stringValue" => map.next_value::<Option<String>>()?.map(Value::String),
-                        "boolValue" => map.next_value::<Option<bool>>()?.map(Value::Bool),
-                        "intValue" => map.next_value::<Option<Int>>()?.map(|i| Value::from(i.0)),
-                        "doubleValue" => map.next_value::<Option<f64>>()?.map(|d| {
-                            serde_json::Number::from_f64(d).map_or(Value::Null, Value::Number)
-                        }),
-                        "arrayValue" => map
-                            .next_value::<Option<ArrayValue>>()?
-                            .map(|a| Value::Array(a.0)),
-                        "kvlistValue" => map
-                            .next_value::<Option<KvList>>()?
-                            .map(|kv| Value::Object(kv.0)),
-                        "bytesValue" => {
-                            return Err(de::Error::custom(
-                                "bytes values are read by the message types",
-                            ))
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                            None
-                        }
+                        other => value_member(other, &mut map)?,
                     };
                     if let Some(v) = next {
                         value = v;
@@ -480,6 +437,35 @@ impl<'de> Deserialize<'de> for AnyValue {
         }
         d.deserialize_map(V)
     }
+}
+
+/// The value of an `AnyValue`'s member `key` other than `stringValue` (read by each caller
+/// its own way): booleans, integers (a number or a string of an int64) and doubles as
+/// themselves (a double JSON cannot spell as null), arrays and key-value lists as arrays and
+/// objects; `None` for a member set to null or not a value.
+fn value_member<'de, A: MapAccess<'de>>(key: &str, map: &mut A) -> Result<Option<Value>, A::Error> {
+    Ok(match key {
+        "boolValue" => map.next_value::<Option<bool>>()?.map(Value::Bool),
+        "intValue" => map.next_value::<Option<Int>>()?.map(|i| Value::from(i.0)),
+        "doubleValue" => map
+            .next_value::<Option<f64>>()?
+            .map(|d| serde_json::Number::from_f64(d).map_or(Value::Null, Value::Number)),
+        "arrayValue" => map
+            .next_value::<Option<ArrayValue>>()?
+            .map(|a| Value::Array(a.0)),
+        "kvlistValue" => map
+            .next_value::<Option<KvList>>()?
+            .map(|kv| Value::Object(kv.0)),
+        "bytesValue" => {
+            return Err(de::Error::custom(
+                "bytes values are read by the message types",
+            ))
+        }
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+            None
+        }
+    })
 }
 
 /// An int64 as a JSON number or a string of one.
