@@ -116,27 +116,21 @@ impl Seek for Source {
 
 #[cfg(all(test, feature = "opencode-db"))]
 mod tests {
+    use crate::import::opencode_db::TEST_SCHEMA;
     use crate::ingest::{ingest_paths, IngestOptions};
 
     /// A database made by OpenCode's tables, with one part row whose `data` is broken.
     fn database(path: &std::path::Path) {
         let conn = rusqlite::Connection::open(path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
-               slug text NOT NULL, directory text NOT NULL, title text NOT NULL,
-               version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
-             CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
-               time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-             CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL,
-               session_id text NOT NULL, time_created integer NOT NULL,
-               time_updated integer NOT NULL, data text NOT NULL);
+        conn.execute_batch(&format!(
+            "{TEST_SCHEMA}
              INSERT INTO session VALUES ('ses_1', 'p', NULL, 's', '/w', 't', '1.2.0', 5, 6);
              INSERT INTO message VALUES ('msg_1', 'ses_1', 7, 7,
-               '{\"role\":\"user\",\"time\":{\"created\":7}}');
+               '{{\"role\":\"user\",\"time\":{{\"created\":7}}}}');
              INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', 8, 8,
-               '{\"type\":\"text\",\"text\":\"hi\"}');
-             INSERT INTO part VALUES ('prt_2', 'msg_1', 'ses_1', 8, 8, '{\"type\":');",
-        )
+               '{{\"type\":\"text\",\"text\":\"hi\"}}');
+             INSERT INTO part VALUES ('prt_2', 'msg_1', 'ses_1', 8, 8, '{{\"type\":');"
+        ))
         .unwrap();
     }
 

@@ -231,6 +231,19 @@ fn read_table(conn: &Connection, table: &str, out: &mut Lines) {
     }
 }
 
+/// OpenCode's three tables as its releases from 1.2.0 create them, for tests that build
+/// databases of their own.
+#[cfg(test)]
+pub(crate) const TEST_SCHEMA: &str =
+    "CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
+       slug text NOT NULL, directory text NOT NULL, title text NOT NULL,
+       version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+     CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
+       time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+     CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL,
+       session_id text NOT NULL, time_created integer NOT NULL,
+       time_updated integer NOT NULL, data text NOT NULL);";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,20 +253,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("opencode.db");
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
-               slug text NOT NULL, directory text NOT NULL, title text NOT NULL,
-               version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
-             CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
-               time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-             CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL,
-               session_id text NOT NULL, time_created integer NOT NULL,
-               time_updated integer NOT NULL, data text NOT NULL);
+        conn.execute_batch(&format!(
+            "{TEST_SCHEMA}
              INSERT INTO session VALUES ('ses_1', 'p', NULL, 's', '/w', 't', '1.2.0', 5, 6);
              INSERT INTO message VALUES ('msg_1', 'ses_1', 7, 7,
-               '{\"role\":\"user\",\"time\":{\"created\":7}}');
-             INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', 8, 8, '{\"type\":\"text\"');",
-        )
+               '{{\"role\":\"user\",\"time\":{{\"created\":7}}}}');
+             INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', 8, 8, '{{\"type\":\"text\"');"
+        ))
         .unwrap();
         drop(conn);
         let read = read_lines(&path).unwrap();
