@@ -6,8 +6,9 @@
 //! each script recorded it beside its file (`<name>.expected.json`; `.ci/otel` runs the same
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
-//! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel and AutoGen. A call id of
-//! `*` in an expected file is one the producer does not record (the span id stands in).
+//! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen and
+//! LlamaIndex (traced by OpenInference). A call id of `*` in an expected file is one the
+//! producer does not record (the span id stands in).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -79,6 +80,24 @@ fn semantic_kernel_agents_give_what_they_were_asked_for() {
     check("semantic_kernel/semantic_kernel_agents");
 }
 
+#[test]
+fn llama_index_agents_with_openinference_give_what_they_were_asked_for() {
+    check("llama_index/llama_index_agents");
+    // The subagent session is named by the agent its run states.
+    let input = sample("llama_index/llama_index_agents.jsonl");
+    let ing = ingest_paths(&[input], &IngestOptions::default()).unwrap();
+    let names: Vec<Value> = ing
+        .agents
+        .iter()
+        .flat_map(|a| a.events.iter())
+        .filter(|e| &*e.kind == "session/start")
+        .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
+        .filter(|d| !d["parent"].is_null())
+        .map(|d| d["name"].clone())
+        .collect();
+    assert_eq!(names, vec![Value::from("researcher")]);
+}
+
 /// Ingests `<name>.jsonl` and compares its tables with `<name>.expected.json`.
 fn check(name: &str) {
     let expected = std::fs::read(sample(&format!("{name}.expected.json"))).unwrap();
@@ -91,6 +110,16 @@ fn check(name: &str) {
     // Each turn's agent, from the attributes its turn/start carries.
     let mut agent_of: HashMap<(String, String), String> = HashMap::new();
     for a in &ing.agents {
+        // LlamaIndex states its agent in its `init_run` step's output only.
+        for e in a.events.iter().filter(|e| e.kind.ends_with(".init_run")) {
+            let data: Value = serde_json::from_str(&e.data).unwrap();
+            let output = data["attributes"]["output.value"].as_str().unwrap_or("");
+            if let Some(at) = output.rfind("current_agent_name='") {
+                let name = output[at + 20..].trim_end_matches("')");
+                let turn = e.turn.as_deref().unwrap().to_string();
+                agent_of.insert((a.root.clone(), turn), name.into());
+            }
+        }
         for e in a.events.iter().filter(|e| &*e.kind == "turn/start") {
             let data: Value = serde_json::from_str(&e.data).unwrap();
             let attrs = &data["attributes"];
@@ -103,10 +132,13 @@ fn check(name: &str) {
                 .as_str()
                 .or(attrs["agent.name"].as_str())
                 .or(attrs["ai.telemetry.functionId"].as_str())
-                .or(adk_name)
-                .unwrap_or("?");
+                .or(adk_name);
             let turn = e.turn.as_deref().unwrap().to_string();
-            agent_of.insert((a.root.clone(), turn), agent.into());
+            if let Some(agent) = agent {
+                agent_of.insert((a.root.clone(), turn), agent.into());
+            } else {
+                agent_of.entry((a.root.clone(), turn)).or_insert("?".into());
+            }
         }
     }
     let agent = |root: &str, turn: &str| agent_of[&(root.to_string(), turn.to_string())].clone();

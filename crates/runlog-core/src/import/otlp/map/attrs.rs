@@ -208,7 +208,7 @@ fn op_without_name(span: &Span) -> Op {
 }
 
 /// The name of the span's instrumentation scope (kept as its JSON text).
-fn scope_name(span: &Span) -> Option<String> {
+pub(super) fn scope_name(span: &Span) -> Option<String> {
     match serde_json::from_str::<Value>(&span.scope)
         .ok()?
         .get_mut("name")?

@@ -5,9 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use super::attrs::{
-    agent_name, any_attr, finish_reasons, keys, span_record, str_attr, tool_name, usage,
-};
+use super::attrs::{any_attr, finish_reasons, keys, span_record, str_attr, tool_name, usage};
 use super::errors::span_error;
 use super::text::ObjectText;
 use super::{ts_or, Ctx, Out, PHASE_BODY, PHASE_CLOSE, PHASE_IDLE, PHASE_OPEN};
@@ -18,8 +16,9 @@ use crate::import::otlp::Span;
 pub(super) enum Opening<'a> {
     /// A root invocation: a synthetic receipt at its start, a synthetic idle at its end.
     Receipt,
-    /// A subagent session of the given context: `session/start` and `session/end`.
-    Session(&'a Ctx),
+    /// A subagent session of the given context, with the agent's name: `session/start` and
+    /// `session/end`.
+    Session(&'a Ctx, Option<Cow<'a, str>>),
     /// A turn of a container's session: nothing beyond the turn.
     Nothing,
 }
@@ -30,7 +29,7 @@ pub(super) fn agent_events(
     o: &mut Out,
     span: &Span,
     ctx: &Ctx,
-    opening: Opening,
+    opening: Opening<'_>,
     turn: bool,
     last: &LastCall,
     excs: &[&Attrs],
@@ -49,8 +48,7 @@ pub(super) fn agent_events(
                 receipt,
             );
         }
-        Opening::Session(p) => {
-            let name = agent_name(span);
+        Opening::Session(p, ref name) => {
             let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
             o.push(
                 line,
@@ -93,7 +91,7 @@ pub(super) fn agent_events(
                 idle,
             );
         }
-        Opening::Session(_) => {
+        Opening::Session(..) => {
             let status = if error.is_some() { "failed" } else { "closed" };
             let end = json!({"status": status, "synthetic": true});
             o.push(

@@ -10,9 +10,11 @@
 mod attrs;
 mod errors;
 mod events;
+mod llama_index;
 mod text;
 mod tree;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
@@ -22,7 +24,7 @@ use super::attributes::Attrs;
 use super::{LogRecord, Span};
 use crate::event::{Event, PayloadIndex};
 use crate::import::event;
-use attrs::{finish_reasons, log_record, op_of, span_record};
+use attrs::{agent_name, finish_reasons, log_record, op_of, span_record};
 use errors::span_error;
 use events::{agent_events, model_end, tool_events, LastCall, Opening};
 use text::ObjectText;
@@ -134,6 +136,7 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         .enumerate()
         .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
         .collect();
+    let agent_names = llama_index::workflow_agents(&spans, &mut ops, &by_id);
     outer_layers(&spans, &mut ops, &by_id);
     let anchors = anchors(&spans, &ops, &by_id);
     let roles = roles(&ops, &anchors);
@@ -163,6 +166,7 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         ctxs: &ctxs,
         last_calls: last_calls(&spans, &ops, &anchors),
         call_ids: inferred_call_ids(&spans, &ops, &anchors),
+        agent_names,
         log_exceptions,
         o: Out {
             pending: Vec::new(),
@@ -258,6 +262,8 @@ struct Mapper<'a> {
     call_ids: HashMap<usize, String>,
     /// Each agent span's last inference span.
     last_calls: HashMap<usize, usize>,
+    /// Agent names that spans other than the agent's own state (LlamaIndex's).
+    agent_names: HashMap<usize, String>,
     log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Attrs>>,
     o: Out,
     /// Each tree's first time and line (its `session/start`).
@@ -301,7 +307,10 @@ impl<'m> Mapper<'m> {
                 let opening = match (role, parent) {
                     (Role::TurnOf, _) => Opening::Nothing,
                     (Role::Container, Some(p)) if p.session == ctx.session => Opening::Nothing,
-                    (_, Some(p)) => Opening::Session(p),
+                    (_, Some(p)) => {
+                        let name = self.agent_names.get(&i).map(|n| Cow::Borrowed(n.as_str()));
+                        Opening::Session(p, name.or_else(|| agent_name(span)))
+                    }
                     (_, None) => Opening::Receipt,
                 };
                 if role == Role::Container {
