@@ -6,8 +6,8 @@
 //! each script recorded it beside its file (`<name>.expected.json`; `.ci/otel` runs the same
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
-//! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen and
-//! LlamaIndex (traced by OpenInference). A call id of `*` in an expected file is one the
+//! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen,
+//! LlamaIndex and CrewAI (both traced by OpenInference). A call id of `*` in an expected file is one the
 //! producer does not record (the span id stands in).
 
 use std::collections::HashMap;
@@ -84,18 +84,31 @@ fn semantic_kernel_agents_give_what_they_were_asked_for() {
 fn llama_index_agents_with_openinference_give_what_they_were_asked_for() {
     check("llama_index/llama_index_agents");
     // The subagent session is named by the agent its run states.
-    let input = sample("llama_index/llama_index_agents.jsonl");
+    assert_eq!(
+        subagent_names("llama_index/llama_index_agents"),
+        ["researcher"]
+    );
+}
+
+#[test]
+fn crewai_crews_with_openinference_give_what_they_were_asked_for() {
+    check("crewai/crewai_agents");
+    // CrewAI names its agent spans by the agent's role in `graph.node.id` only.
+    assert_eq!(subagent_names("crewai/crewai_agents"), ["researcher"]);
+}
+
+/// The names of the subagent sessions `<name>.jsonl` opens.
+fn subagent_names(name: &str) -> Vec<String> {
+    let input = sample(&format!("{name}.jsonl"));
     let ing = ingest_paths(&[input], &IngestOptions::default()).unwrap();
-    let names: Vec<Value> = ing
-        .agents
+    ing.agents
         .iter()
         .flat_map(|a| a.events.iter())
         .filter(|e| &*e.kind == "session/start")
         .map(|e| serde_json::from_str::<Value>(&e.data).unwrap())
         .filter(|d| !d["parent"].is_null())
-        .map(|d| d["name"].clone())
-        .collect();
-    assert_eq!(names, vec![Value::from("researcher")]);
+        .map(|d| d["name"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 /// Ingests `<name>.jsonl` and compares its tables with `<name>.expected.json`.
@@ -132,6 +145,7 @@ fn check(name: &str) {
                 .as_str()
                 .or(attrs["agent.name"].as_str())
                 .or(attrs["ai.telemetry.functionId"].as_str())
+                .or(attrs["graph.node.id"].as_str())
                 .or(adk_name);
             let turn = e.turn.as_deref().unwrap().to_string();
             if let Some(agent) = agent {

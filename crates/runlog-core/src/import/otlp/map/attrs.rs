@@ -76,8 +76,12 @@ pub(super) mod keys {
         "llm.system",
         "ai.model.provider",
     ];
-    pub(in super::super) const AGENT_NAME: &[&str] =
-        &["gen_ai.agent.name", "agent_name", "agent.name"];
+    pub(in super::super) const AGENT_NAME: &[&str] = &[
+        "gen_ai.agent.name",
+        "agent_name",
+        "agent.name",
+        "graph.node.id",
+    ];
     pub(in super::super) const CONVERSATION: &[&str] = &["gen_ai.conversation.id", "session.id"];
     pub(in super::super) const TOOL_NAME: &[&str] =
         &["gen_ai.tool.name", "tool.name", "ai.toolCall.name"];
