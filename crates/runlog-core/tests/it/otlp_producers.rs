@@ -7,7 +7,7 @@
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
 //! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen,
-//! LlamaIndex and CrewAI (both traced by OpenInference). A call id of `*` in an expected file is one the
+//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference). A call id of `*` in an expected file is one the
 //! producer does not record (the span id stands in).
 
 use std::collections::HashMap;
@@ -97,6 +97,16 @@ fn crewai_crews_with_openinference_give_what_they_were_asked_for() {
     assert_eq!(subagent_names("crewai/crewai_agents"), ["researcher"]);
 }
 
+#[test]
+fn smolagents_agents_with_openinference_give_what_they_were_asked_for() {
+    check("smolagents/smolagents_agents");
+    // A managed agent's session is named by its span's name.
+    assert_eq!(
+        subagent_names("smolagents/smolagents_agents"),
+        ["researcher"]
+    );
+}
+
 /// The names of the subagent sessions `<name>.jsonl` opens.
 fn subagent_names(name: &str) -> Vec<String> {
     let input = sample(&format!("{name}.jsonl"));
@@ -141,12 +151,18 @@ fn check(name: &str) {
                 .as_str()
                 .and_then(|n| n.strip_prefix("agent_run ["))
                 .and_then(|n| n.strip_suffix(']'));
+            // smolagents' agent spans are `name.run`.
+            let smolagents_name = data["name"]
+                .as_str()
+                .filter(|_| data["scope"]["name"] == "openinference.instrumentation.smolagents")
+                .and_then(|n| n.strip_suffix(".run"));
             let agent = attrs["gen_ai.agent.name"]
                 .as_str()
                 .or(attrs["agent.name"].as_str())
                 .or(attrs["ai.telemetry.functionId"].as_str())
                 .or(attrs["graph.node.id"].as_str())
-                .or(adk_name);
+                .or(adk_name)
+                .or(smolagents_name);
             let turn = e.turn.as_deref().unwrap().to_string();
             if let Some(agent) = agent {
                 agent_of.insert((a.root.clone(), turn), agent.into());

@@ -224,15 +224,24 @@ pub(super) fn scope_name(span: &Span) -> Option<String> {
 }
 
 /// An agent span's name: `gen_ai.agent.name` and its other spellings, else Google ADK's
-/// `agent_run [name]`.
+/// `agent_run [name]`, else smolagents' `name.run` (OpenInference's smolagents tracer names
+/// the agent in the span name only).
 pub(super) fn agent_name(span: &Span) -> Option<Cow<'_, str>> {
-    str_attr(&span.attrs, keys::AGENT_NAME).or_else(|| {
-        span.name
-            .strip_prefix("agent_run [")
-            .and_then(|n| n.strip_suffix(']'))
-            .map(Cow::Borrowed)
-    })
+    str_attr(&span.attrs, keys::AGENT_NAME)
+        .or_else(|| {
+            span.name
+                .strip_prefix("agent_run [")
+                .and_then(|n| n.strip_suffix(']'))
+                .map(Cow::Borrowed)
+        })
+        .or_else(|| {
+            let name = span.name.strip_suffix(".run").filter(|n| !n.is_empty())?;
+            let smolagents = scope_name(span).as_deref() == Some(SMOLAGENTS_SCOPE);
+            smolagents.then_some(Cow::Borrowed(name))
+        })
 }
+
+const SMOLAGENTS_SCOPE: &str = "openinference.instrumentation.smolagents";
 
 /// The tool calls an OpenInference LLM span's output asks for: (name, id), in order.
 pub(super) fn output_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
@@ -349,7 +358,8 @@ fn output_message_reasons(attrs: &Attrs) -> Vec<String> {
 
 /// OpenInference records no finish reason: the response object its LLM span keeps as output
 /// (the Responses API's: `incomplete_details.reason`, else `status`; Chat Completions': each
-/// choice's `finish_reason`).
+/// choice's `finish_reason`; smolagents' message keeps the response as Python's text of it in
+/// `raw`).
 fn openinference_reasons(attrs: &Attrs) -> Vec<String> {
     let Some(text) = attrs.str("output.value") else {
         return Vec::new();
@@ -357,6 +367,9 @@ fn openinference_reasons(attrs: &Attrs) -> Vec<String> {
     let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&text) else {
         return Vec::new();
     };
+    if let Some(raw) = o.get("raw").and_then(Value::as_str) {
+        return repr_reasons(raw);
+    }
     match o.get("object").and_then(Value::as_str) {
         Some("response") => o
             .get("incomplete_details")
@@ -377,6 +390,22 @@ fn openinference_reasons(attrs: &Attrs) -> Vec<String> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// The finish reasons of a response as Python prints the SDKs' objects: each
+/// `Choice(finish_reason='length', …` (the OpenAI SDK's `ChatCompletion`) or
+/// `Choices(finish_reason='length', …` (LiteLLM's `ModelResponse`).
+fn repr_reasons(raw: &str) -> Vec<String> {
+    let mut reasons = Vec::new();
+    for marker in ["Choice(finish_reason='", "Choices(finish_reason='"] {
+        for (at, _) in raw.match_indices(marker) {
+            let rest = &raw[at + marker.len()..];
+            if let Some(end) = rest.find('\'') {
+                reasons.push(rest[..end].to_string());
+            }
+        }
+    }
+    reasons
 }
 
 /// Canonical Usage from the current and earlier spellings of the GenAI conventions and
