@@ -7,7 +7,7 @@
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
 //! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen,
-//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference). A call id of `*` in an expected file is one the
+//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference) and Haystack. A call id of `*` in an expected file is one the
 //! producer does not record (the span id stands in).
 
 use std::collections::HashMap;
@@ -105,6 +105,11 @@ fn smolagents_agents_with_openinference_give_what_they_were_asked_for() {
         subagent_names("smolagents/smolagents_agents"),
         ["researcher"]
     );
+}
+
+#[test]
+fn haystack_agents_give_what_they_were_asked_for() {
+    check("haystack/haystack_agents");
 }
 
 /// The names of the subagent sessions `<name>.jsonl` opens.

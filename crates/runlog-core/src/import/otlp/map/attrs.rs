@@ -15,7 +15,8 @@ use crate::import::otlp::{LogRecord, Span};
 /// Where each canonical field is read, the first present winning: the GenAI semantic
 /// conventions' current names, then their earlier ones, OpenInference's, then the names
 /// frameworks write of their own (the Vercel AI SDK's `ai.*`, Google ADK's
-/// `gcp.vertex.agent.*`, Strands'). docs/importers/otlp.md lists the same table.
+/// `gcp.vertex.agent.*`, Strands', Haystack's `haystack.*`). docs/importers/otlp.md lists the
+/// same table.
 pub(super) mod keys {
     pub(in super::super) const INPUT_TOKENS: &[&str] = &[
         "gen_ai.usage.input_tokens",
@@ -83,8 +84,12 @@ pub(super) mod keys {
         "graph.node.id",
     ];
     pub(in super::super) const CONVERSATION: &[&str] = &["gen_ai.conversation.id", "session.id"];
-    pub(in super::super) const TOOL_NAME: &[&str] =
-        &["gen_ai.tool.name", "tool.name", "ai.toolCall.name"];
+    pub(in super::super) const TOOL_NAME: &[&str] = &[
+        "gen_ai.tool.name",
+        "tool.name",
+        "ai.toolCall.name",
+        "haystack.tool.name",
+    ];
     pub(in super::super) const CALL_ID: &[&str] =
         &["gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id"];
     pub(in super::super) const TOOL_ARGUMENTS: &[&str] = &[
@@ -94,6 +99,7 @@ pub(super) mod keys {
         "ai.toolCall.args",
         "ai.toolCall.input",
         "gcp.vertex.agent.tool_call_args",
+        "haystack.agent.step.tool.input",
     ];
     pub(in super::super) const TOOL_RESULT: &[&str] = &[
         "gen_ai.tool.call.result",
@@ -101,9 +107,14 @@ pub(super) mod keys {
         "ai.toolCall.result",
         "ai.toolCall.output",
         "gcp.vertex.agent.tool_response",
+        "haystack.agent.step.tool.output",
     ];
-    pub(in super::super) const TURN_OUTPUT: &[&str] =
-        &["final_result", "output.value", "ai.response.text"];
+    pub(in super::super) const TURN_OUTPUT: &[&str] = &[
+        "final_result",
+        "output.value",
+        "ai.response.text",
+        "haystack.agent.output",
+    ];
 }
 
 /// Values producers write where an id is unknown (Google ADK's tool spans), taken as absent.
@@ -194,6 +205,10 @@ fn op_without_name(span: &Span) -> Op {
             _ => Op::Other,
         };
     }
+    // Haystack's tracer: `haystack.agent.run`, `haystack.agent.step.llm`, `…step.tool`.
+    if let Some(op) = super::haystack::op(&span.name) {
+        return op;
+    }
     // Google ADK before it named operations: `agent_run [name]` and `call_llm` (the names
     // first, so that the scope is read only for these).
     let adk_agent = span.name.starts_with("agent_run [");
@@ -243,8 +258,17 @@ pub(super) fn agent_name(span: &Span) -> Option<Cow<'_, str>> {
 
 const SMOLAGENTS_SCOPE: &str = "openinference.instrumentation.smolagents";
 
-/// The tool calls an OpenInference LLM span's output asks for: (name, id), in order.
+/// The tool calls an inference span's output asks for: (name, id), in order. OpenInference's
+/// `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`, else Haystack's replies.
 pub(super) fn output_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
+    let calls = openinference_tool_calls(attrs);
+    if calls.is_empty() {
+        return super::haystack::tool_calls(attrs);
+    }
+    calls
+}
+
+fn openinference_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
     let mut calls: Vec<((u64, u64), String, String)> = Vec::new();
     for (k, _) in attrs.iter() {
         let Some(rest) = k.strip_prefix("llm.output_messages.") else {
@@ -320,7 +344,11 @@ pub(super) fn finish_reasons(span: &Span) -> Vec<String> {
     if !choices.is_empty() {
         return choices;
     }
-    openinference_reasons(attrs)
+    let reasons = openinference_reasons(attrs);
+    if reasons.is_empty() {
+        return super::haystack::finish_reasons(attrs);
+    }
+    reasons
 }
 
 fn strings(a: &[Value]) -> Vec<String> {
@@ -409,12 +437,12 @@ fn repr_reasons(raw: &str) -> Vec<String> {
 }
 
 /// Canonical Usage from the current and earlier spellings of the GenAI conventions and
-/// OpenInference's. Input tokens include cached ones (the conventions say so).
+/// OpenInference's, else Haystack's replies. Input tokens include cached ones (the conventions say so).
 pub(super) fn usage(a: &Attrs) -> Option<Value> {
     let input = int_attr(a, keys::INPUT_TOKENS);
     let output = int_attr(a, keys::OUTPUT_TOKENS);
     if input.is_none() && output.is_none() {
-        return None;
+        return super::haystack::usage(a);
     }
     let cap = |n: Option<u64>| n.unwrap_or(0).min(1 << 53);
     let (input, output) = (cap(input), cap(output));

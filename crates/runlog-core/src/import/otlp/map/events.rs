@@ -181,7 +181,7 @@ pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> St
 pub(super) fn model_end(o: &mut Out, span: &Span, ctx: &Ctx, excs: &[&Attrs]) {
     let a = &span.attrs;
     let reasons = finish_reasons(span);
-    let model = str_attr(a, keys::MODEL);
+    let model = str_attr(a, keys::MODEL).or_else(|| super::haystack::model(a).map(Cow::Owned));
     let provider = str_attr(a, keys::PROVIDER);
     let mut data = ObjectText::with_capacity(a.text().len() + 512);
     data.member_raw("attributes", a.text());
@@ -273,7 +273,9 @@ pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Opti
     }
     let mut result = ObjectText::new();
     result.member("call_id", &call_id);
-    let failed = span.status == 2 || a.contains_key("error.type");
+    let failed = span.status == 2
+        || a.contains_key("error.type")
+        || a.get(super::haystack::TOOL_ERROR) == Some(Value::Bool(true));
     if failed {
         // The error's message (its exception's, else the status message), else its type.
         let detail = span_error(span, &[])

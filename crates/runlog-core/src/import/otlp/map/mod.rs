@@ -10,6 +10,7 @@
 mod attrs;
 mod errors;
 mod events;
+mod haystack;
 mod llama_index;
 mod text;
 mod tree;
