@@ -7,7 +7,8 @@
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
 //! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen,
-//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference) and Haystack. A call id of `*` in an expected file is one the
+//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference), Haystack and the
+//! OpenAI Agents SDK traced by Logfire. A call id of `*` in an expected file is one the
 //! producer does not record (the span id stands in).
 
 use std::collections::HashMap;
@@ -112,6 +113,13 @@ fn haystack_agents_give_what_they_were_asked_for() {
     check("haystack/haystack_agents");
 }
 
+#[test]
+fn openai_agents_with_logfire_give_what_they_were_asked_for() {
+    check("logfire/logfire_agents");
+    // Logfire names the agent of an `Agent run` span in `name`.
+    assert_eq!(subagent_names("logfire/logfire_agents"), ["researcher"]);
+}
+
 /// The names of the subagent sessions `<name>.jsonl` opens.
 fn subagent_names(name: &str) -> Vec<String> {
     let input = sample(&format!("{name}.jsonl"));
@@ -161,13 +169,18 @@ fn check(name: &str) {
                 .as_str()
                 .filter(|_| data["scope"]["name"] == "openinference.instrumentation.smolagents")
                 .and_then(|n| n.strip_suffix(".run"));
+            // Logfire's `Agent run: {name!r}` spans.
+            let logfire_name = attrs["name"]
+                .as_str()
+                .filter(|_| attrs["logfire.msg_template"] == "Agent run: {name!r}");
             let agent = attrs["gen_ai.agent.name"]
                 .as_str()
                 .or(attrs["agent.name"].as_str())
                 .or(attrs["ai.telemetry.functionId"].as_str())
                 .or(attrs["graph.node.id"].as_str())
                 .or(adk_name)
-                .or(smolagents_name);
+                .or(smolagents_name)
+                .or(logfire_name);
             let turn = e.turn.as_deref().unwrap().to_string();
             if let Some(agent) = agent {
                 agent_of.insert((a.root.clone(), turn), agent.into());

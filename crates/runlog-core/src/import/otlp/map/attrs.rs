@@ -205,6 +205,10 @@ fn op_without_name(span: &Span) -> Op {
             _ => Op::Other,
         };
     }
+    // Logfire's spans of the OpenAI Agents SDK, by their message templates.
+    if let Some(op) = super::logfire::op(span) {
+        return op;
+    }
     // Haystack's tracer: `haystack.agent.run`, `haystack.agent.step.llm`, `…step.tool`.
     if let Some(op) = super::haystack::op(&span.name) {
         return op;
@@ -238,11 +242,12 @@ pub(super) fn scope_name(span: &Span) -> Option<String> {
     }
 }
 
-/// An agent span's name: `gen_ai.agent.name` and its other spellings, else Google ADK's
-/// `agent_run [name]`, else smolagents' `name.run` (OpenInference's smolagents tracer names
-/// the agent in the span name only).
+/// An agent span's name: `gen_ai.agent.name` and its other spellings, else Logfire's `name`
+/// of an `Agent run`, else Google ADK's `agent_run [name]`, else smolagents' `name.run`
+/// (OpenInference's smolagents tracer names the agent in the span name only).
 pub(super) fn agent_name(span: &Span) -> Option<Cow<'_, str>> {
     str_attr(&span.attrs, keys::AGENT_NAME)
+        .or_else(|| super::logfire::name(span))
         .or_else(|| {
             span.name
                 .strip_prefix("agent_run [")
@@ -259,11 +264,15 @@ pub(super) fn agent_name(span: &Span) -> Option<Cow<'_, str>> {
 const SMOLAGENTS_SCOPE: &str = "openinference.instrumentation.smolagents";
 
 /// The tool calls an inference span's output asks for: (name, id), in order. OpenInference's
-/// `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`, else Haystack's replies.
+/// `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`, else Haystack's replies,
+/// else the Responses API object Logfire keeps in `response`.
 pub(super) fn output_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
-    let calls = openinference_tool_calls(attrs);
+    let mut calls = openinference_tool_calls(attrs);
     if calls.is_empty() {
-        return super::haystack::tool_calls(attrs);
+        calls = super::haystack::tool_calls(attrs);
+    }
+    if calls.is_empty() {
+        calls = super::logfire::tool_calls(attrs);
     }
     calls
 }
@@ -293,6 +302,7 @@ fn openinference_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
 
 pub(super) fn tool_name(span: &Span) -> Cow<'_, str> {
     str_attr(&span.attrs, keys::TOOL_NAME)
+        .or_else(|| super::logfire::name(span))
         .or_else(|| span.name.strip_prefix("execute_tool ").map(Cow::Borrowed))
         .unwrap_or(Cow::Borrowed(&span.name))
 }

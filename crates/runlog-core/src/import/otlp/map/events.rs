@@ -241,8 +241,9 @@ pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Opti
         .or(inferred_id.map(|id| Cow::Borrowed(id.as_str())))
         .unwrap_or(Cow::Borrowed(&span.id));
     let name = tool_name(span);
-    let arguments =
-        any_attr(a, keys::TOOL_ARGUMENTS).or_else(|| event_attr(span, TOOL_INPUT_EVENT));
+    let arguments = any_attr(a, keys::TOOL_ARGUMENTS)
+        .or_else(|| event_attr(span, TOOL_INPUT_EVENT))
+        .or_else(|| super::logfire::tool_value(span, "input"));
     let mut call = ObjectText::with_capacity(a.text().len() + arguments.map_or(0, str::len) + 256);
     match arguments {
         // A string of JSON is that JSON; another string itself.
@@ -285,8 +286,10 @@ pub(super) fn tool_events(o: &mut Out, span: &Span, ctx: &Ctx, inferred_id: Opti
             result.member("detail", &d);
         }
     }
-    if let Some(r) = any_attr(a, keys::TOOL_RESULT).or_else(|| event_attr(span, TOOL_OUTPUT_EVENT))
-    {
+    let output = any_attr(a, keys::TOOL_RESULT)
+        .or_else(|| event_attr(span, TOOL_OUTPUT_EVENT))
+        .or_else(|| super::logfire::tool_value(span, "output"));
+    if let Some(r) = output {
         result.member_raw("result", r);
     }
     result.member("status", if failed { "error" } else { "ok" });

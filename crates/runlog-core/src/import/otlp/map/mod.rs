@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod haystack;
 mod llama_index;
+mod logfire;
 mod text;
 mod tree;
 
