@@ -7,8 +7,8 @@
 //! check on a fresh run of the scripts). The same check reads frameworks the CI does not run,
 //! produced once by their scripts and committed (`tests/samples/SOURCES.md`): Strands Agents,
 //! Google ADK (a 2.x and a 1.x release), the Vercel AI SDK, Semantic Kernel, AutoGen,
-//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference), Haystack and the
-//! OpenAI Agents SDK traced by Logfire. A call id of `*` in an expected file is one the
+//! LlamaIndex, CrewAI and smolagents (all three traced by OpenInference), Haystack, the
+//! OpenAI Agents SDK traced by Logfire and Mastra. A call id of `*` in an expected file is one the
 //! producer does not record (the span id stands in).
 
 use std::collections::HashMap;
@@ -118,6 +118,12 @@ fn openai_agents_with_logfire_give_what_they_were_asked_for() {
     check("logfire/logfire_agents");
     // Logfire names the agent of an `Agent run` span in `name`.
     assert_eq!(subagent_names("logfire/logfire_agents"), ["researcher"]);
+}
+
+#[test]
+fn mastra_agents_give_what_they_were_asked_for() {
+    check("mastra/mastra_agents");
+    assert_eq!(subagent_names("mastra/mastra_agents"), ["researcher"]);
 }
 
 /// The names of the subagent sessions `<name>.jsonl` opens.
