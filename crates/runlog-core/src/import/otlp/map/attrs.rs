@@ -266,13 +266,14 @@ const SMOLAGENTS_SCOPE: &str = "openinference.instrumentation.smolagents";
 /// The tool calls an inference span's output asks for: (name, id), in order. OpenInference's
 /// `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`, else Haystack's replies,
 /// else the Responses API object Logfire keeps in `response`.
-pub(super) fn output_tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
+pub(super) fn output_tool_calls(span: &Span) -> Vec<(String, String)> {
+    let attrs = &span.attrs;
     let mut calls = openinference_tool_calls(attrs);
     if calls.is_empty() {
         calls = super::haystack::tool_calls(attrs);
     }
     if calls.is_empty() {
-        calls = super::logfire::tool_calls(attrs);
+        calls = super::logfire::tool_calls(span);
     }
     calls
 }

@@ -33,7 +33,7 @@ pub(super) fn span_error(span: &Span, log_excs: &[&Attrs]) -> Option<Value> {
     let message = exc_message
         .map(Cow::into_owned)
         .or_else(|| (!span.status_message.is_empty()).then(|| span.status_message.clone()))
-        .or_else(|| super::logfire::error_text(&span.attrs))
+        .or_else(|| super::logfire::error_text(span))
         .or_else(|| raw.clone())
         .unwrap_or_default();
     let http = int_attr(

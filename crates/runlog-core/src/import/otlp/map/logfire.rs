@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use super::attrs::{scope_name, str_attr};
 use super::Op;
-use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
 
 const SCOPE: &str = "logfire.openai_agents";
@@ -56,11 +55,11 @@ pub(super) fn tool_value<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
 
 /// The function calls a model call's response asks for (a Responses API object's `output`
 /// items of type `function_call`): (name, call id), in order.
-pub(super) fn tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
-    if !attrs.contains_key(TEMPLATE) {
+pub(super) fn tool_calls(span: &Span) -> Vec<(String, String)> {
+    if template(span).is_none() {
         return Vec::new();
     }
-    let Some(Value::Object(mut response)) = attrs.get("response").and_then(|v| match v {
+    let Some(Value::Object(mut response)) = span.attrs.get("response").and_then(|v| match v {
         Value::String(s) => serde_json::from_str(&s).ok(),
         v => Some(v),
     }) else {
@@ -78,11 +77,9 @@ pub(super) fn tool_calls(attrs: &Attrs) -> Vec<(String, String)> {
 
 /// The text of a failure Logfire states in its `error` attribute: `data.error` (the
 /// exception's text), else `message`.
-pub(super) fn error_text(attrs: &Attrs) -> Option<String> {
-    if !attrs.contains_key(TEMPLATE) {
-        return None;
-    }
-    let error = match attrs.get("error")? {
+pub(super) fn error_text(span: &Span) -> Option<String> {
+    template(span)?;
+    let error = match span.attrs.get("error")? {
         Value::String(s) => serde_json::from_str::<Value>(&s).ok()?,
         v => v,
     };

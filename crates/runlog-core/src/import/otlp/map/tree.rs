@@ -245,7 +245,7 @@ pub(super) fn inferred_call_ids(
             };
             let pending = asked
                 .entry(j)
-                .or_insert_with(|| output_tool_calls(&spans[j].attrs));
+                .or_insert_with(|| output_tool_calls(&spans[j]));
             let name = tool_name(&spans[t]);
             if let Some(k) = pending.iter().position(|(n, _)| *n == name) {
                 ids.insert(t, pending.remove(k).1);
