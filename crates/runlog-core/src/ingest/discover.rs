@@ -1,5 +1,6 @@
 //! Which files an ingest reads: the files named, and inside folders the files whose names
-//! look like logs (`.jsonl`/`.ndjson`, optionally `.gz`/`.zst`) and the `.json` files whose
+//! look like logs (`.jsonl`/`.ndjson`, or OTLP protobuf `.pb`/`.binpb`, optionally
+//! `.gz`/`.zst`) and the `.json` files whose
 //! content is a format an importer reads as a whole document (a Gemini CLI chat,
 //! [`crate::import::sniff_json_head`]); the others are skipped and counted. Also each file's
 //! name relative to the folder it was found under.
@@ -20,7 +21,9 @@ pub fn is_log_name(name: &str) -> bool {
         .strip_suffix(".gz")
         .or_else(|| name.strip_suffix(".zst"))
         .unwrap_or(name);
-    base.ends_with(".jsonl") || base.ends_with(".ndjson")
+    [".jsonl", ".ndjson", ".pb", ".binpb"]
+        .iter()
+        .any(|ext| base.ends_with(ext))
 }
 
 /// One file to read.
@@ -189,6 +192,23 @@ mod tests {
             path: PathBuf::from(path),
             name: name.into(),
             rel: name.rsplit('/').next().unwrap_or_default().into(),
+        }
+    }
+
+    /// Log names: JSON lines and OTLP protobuf files, compressed or not.
+    #[test]
+    fn log_names() {
+        for name in [
+            "a.jsonl",
+            "a.ndjson.gz",
+            "traces.pb",
+            "req.binpb.zst",
+            "x.pb.gz",
+        ] {
+            assert!(is_log_name(name), "{name}");
+        }
+        for name in ["a.json", "notes.txt", "a.pbx", "a.jsonl.bak", "pb"] {
+            assert!(!is_log_name(name), "{name}");
         }
     }
 

@@ -13,10 +13,7 @@ use serde_json::{Map, Value};
 pub(crate) struct Attrs {
     /// `{"key":value,...}`, keys in byte order, each once; `{}` when empty.
     text: String,
-    /// The keys as written (without quotes), one after the other: looked up without
-    /// reading the values between them.
-    keys: String,
-    /// Each member's key (a range of `keys`) and value (a range of `text`), ordered by the
+    /// Each member's key as written, without quotes, and value (ranges of `text`), ordered by the
     /// key as written (so that a key looked up, which holds nothing to escape, is found by
     /// its bytes).
     index: Vec<[u32; 4]>,
@@ -26,7 +23,6 @@ impl Default for Attrs {
     fn default() -> Attrs {
         Attrs {
             text: "{}".to_string(),
-            keys: String::new(),
             index: Vec::new(),
         }
     }
@@ -45,7 +41,6 @@ impl Attrs {
             .map(|(k, v)| k.as_ref().len() + v.as_ref().len() + 4)
             .sum();
         let mut text = String::with_capacity(size + 2);
-        let mut keys = String::with_capacity(members.iter().map(|(k, _)| k.as_ref().len()).sum());
         let mut index = Vec::with_capacity(members.len());
         let at = |n: usize| u32::try_from(n).ok();
         text.push('{');
@@ -55,25 +50,23 @@ impl Attrs {
             }
             let key_start = text.len() + 1;
             write_str(&mut text, k.as_ref());
-            let key = &text[key_start..text.len() - 1];
-            let in_keys = keys.len();
-            keys.push_str(key);
+            let key_end = text.len() - 1;
             text.push(':');
             let val_start = text.len();
             text.push_str(v.as_ref());
             index.push([
-                at(in_keys)?,
-                at(keys.len())?,
+                at(key_start)?,
+                at(key_end)?,
                 at(val_start)?,
                 at(text.len())?,
             ]);
         }
         text.push('}');
+        let bytes = text.as_bytes();
         index.sort_unstable_by(|a, b| {
-            keys.as_bytes()[a[0] as usize..a[1] as usize]
-                .cmp(&keys.as_bytes()[b[0] as usize..b[1] as usize])
+            bytes[a[0] as usize..a[1] as usize].cmp(&bytes[b[0] as usize..b[1] as usize])
         });
-        Some(Attrs { text, keys, index })
+        Some(Attrs { text, index })
     }
 
     /// The attributes of a JSON map (the message types' reading).
@@ -100,7 +93,7 @@ impl Attrs {
     }
 
     fn key(&self, from: u32, to: u32) -> &[u8] {
-        self.keys
+        self.text
             .as_bytes()
             .get(from as usize..to as usize)
             .unwrap_or(b"")
@@ -138,10 +131,9 @@ impl Attrs {
 
     /// Each member's key as written (without quotes) and value's text.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.index.iter().map(|m| {
-            let key = self.keys.get(m[0] as usize..m[1] as usize).unwrap_or("");
-            (key, self.part(m[2], m[3]))
-        })
+        self.index
+            .iter()
+            .map(|m| (self.part(m[0], m[1]), self.part(m[2], m[3])))
     }
 }
 

@@ -195,17 +195,18 @@ impl<'de> Deserialize<'de> for Attrs {
                 while let Some(kv) = seq.next_element::<KeyValueText<'de>>()? {
                     members.push((kv.0, kv.1));
                 }
-                // In key order, the last of equal keys kept (as a map's inserts leave it).
+                // In key order, the last of equal keys kept (as a map's inserts leave it): a
+                // stable sort keeps equal keys in their order, and of each run of them the
+                // last is moved to the run's first place.
                 members.sort_by(|a, b| a.0.cmp(&b.0));
-                let mut kept: Vec<(Cow<'de, str>, Cow<'de, str>)> =
-                    Vec::with_capacity(members.len());
-                for m in members {
-                    match kept.last_mut() {
-                        Some(last) if last.0 == m.0 => *last = m,
-                        _ => kept.push(m),
+                members.dedup_by(|later, kept| {
+                    let same = later.0 == kept.0;
+                    if same {
+                        std::mem::swap(later, kept);
                     }
-                }
-                attributes::Attrs::build(&kept)
+                    same
+                });
+                attributes::Attrs::build(&members)
                     .ok_or_else(|| de::Error::custom("attributes over 4 GiB"))
             }
         }
@@ -526,7 +527,9 @@ impl<'de> Deserialize<'de> for KvList {
 /// The spans of one line of OTLP JSON traces, or an error when the line is not one the lean
 /// reading takes on.
 pub(super) fn read_traces(out: &mut Decoded, line: u64, text: &[u8]) -> serde_json::Result<()> {
-    let data: TracesData = serde_json::from_slice(text)?;
+    // Checked as UTF-8 once, whole, rather than string by string.
+    let text = std::str::from_utf8(text).map_err(de::Error::custom)?;
+    let data: TracesData = serde_json::from_str(text)?;
     for rs in data.resource_spans {
         let resource = Arc::new(rs.resource.map(|r| r.attributes.0).unwrap_or_default());
         for ss in rs.scope_spans {

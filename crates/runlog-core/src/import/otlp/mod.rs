@@ -14,7 +14,7 @@ mod lean;
 mod map;
 mod proto;
 
-pub use proto::is_framed as is_proto_stream;
+pub use proto::is_proto_stream;
 
 use std::sync::Arc;
 
@@ -144,7 +144,8 @@ impl OtlpImporter {
         }
     }
 
-    /// Reads a whole OTLP protobuf file ([`is_proto_stream`]): message k stands for line k.
+    /// Reads a whole OTLP protobuf file ([`is_proto_stream`]): message k stands for line k
+    /// (a file of one bare message is message 1).
     /// Returns how many messages (numbered lines) it held.
     pub fn read_proto(&mut self, bytes: &[u8]) -> u64 {
         let (decoded, count) = proto::read(bytes);

@@ -431,13 +431,10 @@ fn an_openinference_workflow_is_the_interval_and_its_agents_are_turns() {
         .all(|e| &*e.root == TRACE && &*e.session == TRACE));
 }
 
-/// A framed OTLP protobuf file of one agent span, then a message that does not decode and
-/// one cut short: the span's events, two rejects, no panic.
-#[test]
-fn protobuf_messages_are_read_and_bad_ones_rejected() {
+/// Protobuf `TracesData` of one agent span.
+fn agent_traces() -> opentelemetry_proto::tonic::trace::v1::TracesData {
     use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
     use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span as PSpan};
-    use prost::Message;
     let kv = |k: &str, v: &str| KeyValue {
         key: k.into(),
         value: Some(AnyValue {
@@ -445,7 +442,7 @@ fn protobuf_messages_are_read_and_bad_ones_rejected() {
         }),
         ..Default::default()
     };
-    let data = TracesData {
+    TracesData {
         resource_spans: vec![ResourceSpans {
             scope_spans: vec![ScopeSpans {
                 spans: vec![PSpan {
@@ -464,7 +461,23 @@ fn protobuf_messages_are_read_and_bad_ones_rejected() {
             }],
             ..Default::default()
         }],
-    };
+    }
+}
+
+const AGENT_KINDS: [&str; 5] = [
+    "session/start",
+    "inbox/receipt",
+    "turn/start",
+    "turn/end",
+    "agent/idle",
+];
+
+/// A framed OTLP protobuf file of one agent span, then a message that does not decode and
+/// one cut short: the span's events, two rejects, no panic.
+#[test]
+fn protobuf_messages_are_read_and_bad_ones_rejected() {
+    use prost::Message;
+    let data = agent_traces();
     let mut file = Vec::new();
     for msg in [data.encode_to_vec(), vec![0x0a, 0x05, 0x01]] {
         file.extend_from_slice(&(msg.len() as u32).to_be_bytes());
@@ -479,15 +492,69 @@ fn protobuf_messages_are_read_and_bad_ones_rejected() {
     imp.finish(&mut evs);
     let rejected: Vec<u64> = imp.rejects().iter().map(|r| r.0).collect();
     assert_eq!(rejected, [2, 3]);
-    assert_eq!(
-        kinds(&evs),
-        [
-            "session/start",
-            "inbox/receipt",
-            "turn/start",
-            "turn/end",
-            "agent/idle"
-        ]
-    );
+    assert_eq!(kinds(&evs), AGENT_KINDS);
     assert!(evs.iter().all(|e| &*e.root == "conv-1" && e.line == 1));
+}
+
+/// A file of one bare `TracesData` message (an OTLP/HTTP request body) is message 1; one
+/// that does not decode whole is rejected; text that starts with newlines, a bare message
+/// whose span ids are not of their sizes, and other bytes are not taken as protobuf.
+#[test]
+fn unframed_protobuf_file_is_one_message() {
+    use opentelemetry_proto::tonic::logs::v1::{LogRecord as PRecord, ResourceLogs, ScopeLogs};
+    use prost::Message;
+    let bare = agent_traces().encode_to_vec();
+    assert!(is_proto_stream(&bare));
+    let mut imp = OtlpImporter::new(&context("t.binpb"));
+    assert_eq!(imp.read_proto(&bare), 1);
+    let mut evs = Vec::new();
+    imp.finish(&mut evs);
+    assert!(imp.rejects().is_empty());
+    assert_eq!(kinds(&evs), AGENT_KINDS);
+    assert!(evs.iter().all(|e| &*e.root == "conv-1" && e.line == 1));
+
+    // The head of a file is enough when it holds the first span.
+    let mut two = agent_traces();
+    let extra = two.resource_spans[0].scope_spans[0].spans[0].clone();
+    two.resource_spans[0].scope_spans[0].spans.push(extra);
+    let two = two.encode_to_vec();
+    assert!(is_proto_stream(&two[..two.len() - 20]));
+
+    let mut broken = bare.clone();
+    broken.extend_from_slice(&[0x0a, 0x40, 0x01]);
+    assert!(is_proto_stream(&broken));
+    let mut imp = OtlpImporter::new(&context("t.binpb"));
+    assert_eq!(imp.read_proto(&broken), 1);
+    let mut evs = Vec::new();
+    imp.finish(&mut evs);
+    assert!(evs.is_empty());
+    let rejected: Vec<u64> = imp.rejects().iter().map(|r| r.0).collect();
+    assert_eq!(rejected, [1]);
+
+    let mut odd = agent_traces();
+    odd.resource_spans[0].scope_spans[0].spans[0].trace_id = vec![1; 15];
+    for not in [
+        odd.encode_to_vec(),
+        b"\n\n\n\n\n{\"resourceSpans\":[]}\n".to_vec(),
+        b"\n{\"a\":1}\n".to_vec(),
+        vec![0x0a, 0x02, 0x08, 0x01],
+        vec![0x0a],
+    ] {
+        assert!(!is_proto_stream(&not), "{not:?}");
+    }
+
+    let logs = LogsData {
+        resource_logs: vec![ResourceLogs {
+            scope_logs: vec![ScopeLogs {
+                log_records: vec![PRecord {
+                    time_unix_nano: 1_796_499_117_000_000_000,
+                    event_name: "gen_ai.client.inference.operation.details".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    assert!(is_proto_stream(&logs.encode_to_vec()));
 }
