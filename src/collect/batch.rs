@@ -99,10 +99,10 @@ impl Batcher {
     pub fn take(&mut self, entry: Entry) -> Result<(), SpoolError> {
         let Entry {
             reply,
-            mut taken,
+            taken,
             prepared,
         } = entry;
-        let new = self.spool.write(&mut taken.export, prepared)?;
+        let new = self.spool.write(prepared)?;
         self.totals.requests += 1;
         self.totals.duplicates += taken.records - new;
         self.totals.rejected += taken.rejected.count as u64;

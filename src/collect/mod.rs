@@ -208,12 +208,13 @@ fn handle(
     gate: &gate::Gate,
     tx: &mpsc::SyncSender<Entry>,
 ) -> server::Response {
-    let (taken, permit) = match http::take(req, limits, gate) {
+    let (mut taken, permit) = match http::take(req, limits, gate) {
         Ok(t) => t,
         Err(r) => return http::refusal(&r),
     };
     let encoding = taken.encoding;
-    let prepared = match lines::prepare(&taken.export) {
+    let export = std::mem::replace(&mut taken.export, decode::Export::empty(taken.signal));
+    let prepared = match lines::prepare(export) {
         Ok(p) => p,
         Err(e) => {
             return http::refusal(&http::Refusal {
