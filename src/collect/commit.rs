@@ -78,8 +78,14 @@ pub fn commit(
     // as an ingest reads it.
     let (mapped, k) = match first {
         Some(m) => m,
-        None => once(spool, Known::default(), BTreeSet::new(), HashMap::new(), true)?
-            .map_err(|r| Error::Invalid(format!("spool line {}: {}", r.line, r.reason)))?,
+        None => once(
+            spool,
+            Known::default(),
+            BTreeSet::new(),
+            HashMap::new(),
+            true,
+        )?
+        .map_err(|r| Error::Invalid(format!("spool line {}: {}", r.line, r.reason)))?,
     };
     let latest = append::latest(root)?;
     let base = latest.as_ref().map(|(n, m)| (*n, m));

@@ -140,7 +140,10 @@ mod tests {
         drop(second);
         assert!(!arrivals.settled_below(cut));
         drop(first);
-        assert!(arrivals.settled_below(cut), "the later request is not waited for");
+        assert!(
+            arrivals.settled_below(cut),
+            "the later request is not waited for"
+        );
         assert!(!arrivals.settled_below(arrivals.next()));
         drop(later);
         assert!(arrivals.settled_below(arrivals.next()));
