@@ -226,9 +226,12 @@ impl Spool {
                     source: io::Error::other("a request's spool line does not read back"),
                 });
             };
-            let mut count = 0u64;
+            // Each record by the key its request had (a log record's encoding after the
+            // JSON round trip could differ from the one received).
+            let (mut count, mut i) = (0u64, 0usize);
             lines::retain(&mut export, |k| {
-                let new = self.keys.insert(k);
+                let new = self.keys.insert(keys.get(i).copied().unwrap_or(k));
+                i += 1;
                 count += u64::from(new);
                 new
             });
