@@ -2,7 +2,8 @@
 # Throughput and memory of `runlog collect` under concurrent exporters: a receiver on a new
 # warehouse, THREADS exporters posting pre-encoded protobuf requests of PER spans
 # (scripts/otel/collect_load.py, each waiting for its answer), SPANS spans in all; then
-# SIGTERM. Prints the acknowledged spans per second, the receiver's peak RSS and its
+# SIGTERM. Prints the acknowledged spans per second, the receiver's CPU time (which other
+# processes on the machine disturb less than its spans per second) and peak RSS, and its
 # commits; with CHECK=1 also compares every table with a file ingest of the spool (md5 of
 # ordered dumps, scripts/table-md5.sh). Prints the load: the machine may be shared.
 #
@@ -34,7 +35,7 @@ rm -rf "$WORK/wh" "$WORK/file-wh"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 requests=$(( (SPANS + THREADS * PER - 1) / (THREADS * PER) ))
 echo "load before: $(load); $(nproc) cores"
-/usr/bin/time -f "TIME %e %M" "$BIN" collect -w "$WORK/wh" --listen 127.0.0.1:0 \
+/usr/bin/time -f "TIME %e %M %U %S" "$BIN" collect -w "$WORK/wh" --listen 127.0.0.1:0 \
   --flush-secs "$FLUSH" --keep-versions 2 --retention 0s 2> "$WORK/collect.err" &
 timer=$!
 addr=""
@@ -52,7 +53,8 @@ wait "$timer" || true
 commits=$(grep -c "runlog collect: committed" "$WORK/collect.err" || true)
 echo "commits: $commits; the last three:"
 grep "runlog collect: committed" "$WORK/collect.err" | tail -3
-awk '/^TIME/ {printf "receiver: %.2f s wall, peak RSS %d MB\n", $2, $3 / 1024}' "$WORK/collect.err"
+awk '/^TIME/ {printf "receiver: %.2f s wall, %.2f s CPU (%.2f user, %.2f system), peak RSS %d MB\n",
+  $2, $4 + $5, $4, $5, $3 / 1024}' "$WORK/collect.err"
 du -sh "$WORK/wh/_collect" | awk '{print "spool: " $1}'
 if [ "$CHECK" = 1 ]; then
   spool=$(cd "$WORK/wh/_collect" && pwd -P)

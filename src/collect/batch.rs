@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use std::sync::mpsc::Sender;
+use std::sync::Arc;
 
 use super::decode::{Encoding, Signal};
+use super::gate::Arrivals;
 use super::http::{self, Taken};
 use super::lines::Prepared;
 use super::server::Response;
@@ -67,6 +69,10 @@ pub struct Batcher {
     /// New records of the batch.
     records: u64,
     first_at: Option<Instant>,
+    /// The requests on their way ([`super::gate::Arrivals`]).
+    arrivals: Arc<Arrivals>,
+    /// Once the batch is due by time: the first arrival ticket it does not wait for.
+    cut: Option<u64>,
     quiet: bool,
     /// What the latest version holds, to commit the next batch on ([`super::commit`]).
     known: Option<super::commit::Known>,
@@ -80,6 +86,7 @@ impl Batcher {
         policy: FlushPolicy,
         gc: GcPolicy,
         quiet: bool,
+        arrivals: Arc<Arrivals>,
     ) -> Self {
         Batcher {
             spool,
@@ -89,6 +96,8 @@ impl Batcher {
             waiting: Vec::new(),
             records: 0,
             first_at: None,
+            arrivals,
+            cut: None,
             quiet,
             known: None,
             totals: Totals::default(),
@@ -99,10 +108,10 @@ impl Batcher {
     pub fn take(&mut self, entry: Entry) -> Result<(), SpoolError> {
         let Entry {
             reply,
-            mut taken,
+            taken,
             prepared,
         } = entry;
-        let new = self.spool.write(&mut taken.export, prepared)?;
+        let new = self.spool.write(prepared)?;
         self.totals.requests += 1;
         self.totals.duplicates += taken.records - new;
         self.totals.rejected += taken.rejected.count as u64;
@@ -121,22 +130,31 @@ impl Batcher {
         Ok(())
     }
 
-    /// Whether the batch is due now (`stopping`: the receiver is stopping).
-    pub fn due(&self, stopping: bool) -> bool {
-        match self.first_at {
-            None => false,
-            Some(t) => {
-                stopping || self.records >= self.policy.records || t.elapsed() >= self.policy.every
-            }
+    /// Whether the batch is due now (`stopping`: the receiver is stopping): it holds
+    /// enough records, or its time is up and every request that had arrived by then
+    /// (decoded or not) is in it.
+    pub fn due(&mut self, stopping: bool) -> bool {
+        let Some(t) = self.first_at else {
+            return false;
+        };
+        if stopping || self.records >= self.policy.records {
+            return true;
         }
+        if t.elapsed() < self.policy.every {
+            return false;
+        }
+        let cut = *self.cut.get_or_insert_with(|| self.arrivals.next());
+        self.arrivals.settled_below(cut)
     }
 
     /// How long to wait for more requests before the batch is due.
     pub fn wait(&self) -> Duration {
         let idle = Duration::from_millis(100);
-        match self.first_at {
-            None => idle,
-            Some(t) => self.policy.every.saturating_sub(t.elapsed()).min(idle),
+        match (self.first_at, self.cut) {
+            (None, _) => idle,
+            // Requests refused on their way are not handed over: look again soon.
+            (Some(_), Some(_)) => Duration::from_millis(5),
+            (Some(t), None) => self.policy.every.saturating_sub(t.elapsed()).min(idle),
         }
     }
 
@@ -262,6 +280,7 @@ impl Batcher {
         }
         self.records = 0;
         self.first_at = None;
+        self.cut = None;
         synced
     }
 }

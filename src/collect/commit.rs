@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::objstore::Root;
 use crate::store::{self, read};
 use runlog_core::fingerprint::Fingerprint;
+use runlog_core::import::otlp::Ahead;
 use runlog_core::import::Format;
 use runlog_core::ingest::{FileSummary, Reject};
 use runlog_core::table::Table;
@@ -68,16 +69,23 @@ pub fn commit(
     gc: GcPolicy,
 ) -> Result<Done> {
     let touched = spool.groups.take_touched();
+    let ahead = spool.take_ahead();
     let first = match known.take() {
-        Some(k) => once(spool, k, touched, false)?.ok(),
+        Some(k) => once(spool, k, touched, ahead, false)?.ok(),
         None => None,
     };
     // Without what the version holds, or on a line the importer refuses: the whole spool,
     // as an ingest reads it.
     let (mapped, k) = match first {
         Some(m) => m,
-        None => once(spool, Known::default(), BTreeSet::new(), true)?
-            .map_err(|r| Error::Invalid(format!("spool line {}: {}", r.line, r.reason)))?,
+        None => once(
+            spool,
+            Known::default(),
+            BTreeSet::new(),
+            HashMap::new(),
+            true,
+        )?
+        .map_err(|r| Error::Invalid(format!("spool line {}: {}", r.line, r.reason)))?,
     };
     let latest = append::latest(root)?;
     let base = latest.as_ref().map(|(n, m)| (*n, m));
@@ -102,11 +110,13 @@ struct Mapped {
 }
 
 /// Maps the groups `touched` (`whole`: every group) and works out the tables after them;
-/// `Err` (inner): a line the importer refused.
+/// the lines of `ahead` are taken as the importer reads them, not read back. `Err`
+/// (inner): a line the importer refused.
 fn once(
     spool: &mut Spool,
     mut k: Known,
     touched: BTreeSet<u32>,
+    ahead: HashMap<u32, Ahead>,
     whole: bool,
 ) -> Result<std::result::Result<(Mapped, Known), remap::Refused>> {
     let groups = if whole { spool.groups.all() } else { touched };
@@ -147,7 +157,7 @@ fn once(
             w
         };
         let invalid = |e: super::spool::SpoolError| Error::Invalid(e.to_string());
-        let lines = spool.read_lines(&idx).map_err(invalid)?;
+        let lines = spool.read_lines(&idx, ahead).map_err(invalid)?;
         let ing = match remap::map(&input, lines, last_line, &mut wanted).map_err(invalid)? {
             Ok(i) => i,
             Err(r) => return Ok(Err(r)),

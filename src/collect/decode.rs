@@ -69,6 +69,16 @@ pub enum Export {
     Logs(ExportLogsServiceRequest),
 }
 
+impl Export {
+    /// An export of `signal` without records.
+    pub fn empty(signal: Signal) -> Export {
+        match signal {
+            Signal::Traces => Export::Traces(ExportTraceServiceRequest::default()),
+            Signal::Logs => Export::Logs(ExportLogsServiceRequest::default()),
+        }
+    }
+}
+
 /// A body that is not an export request of its signal.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {

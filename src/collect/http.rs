@@ -18,7 +18,7 @@ use prost::Message;
 use super::server::{Request, Response};
 
 use super::decode::{self, Encoding, Export, Rejected, Signal};
-use super::gate::{Gate, Permit};
+use super::gate::{Arrival, Arrivals, Gate, Permit};
 
 /// What a request must satisfy.
 #[derive(Debug, Clone)]
@@ -59,12 +59,15 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Reads and checks one request, decoding it with a permit of `gate` (held by the caller
-/// until it has made the records its spool line). Nothing is written for a refused request.
+/// until it has made the records its spool line); its arrival in `arrivals` once its body
+/// is read (held by the caller until the batcher has it). Nothing is written for a refused
+/// request.
 pub fn take<'g>(
     req: &mut Request,
     limits: &Limits,
     gate: &'g Gate,
-) -> Result<(Taken, Permit<'g>), Refusal> {
+    arrivals: &'g Arrivals,
+) -> Result<(Taken, Permit<'g>, Arrival<'g>), Refusal> {
     let encoding = header(req, "Content-Type").and_then(Encoding::of_content_type);
     let refuse = |status: u16, message: String| Refusal {
         status,
@@ -128,6 +131,7 @@ pub fn take<'g>(
     let raw = read_limited(req.body(), max)
         .map_err(|e| refuse(400, format!("reading the body: {e}")))?
         .ok_or_else(|| too_large("body"))?;
+    let arrival = arrivals.arrive();
     let permit = gate.enter();
     let body = if gzip {
         read_limited(&mut GzDecoder::new(&raw[..]), max)
@@ -146,7 +150,7 @@ pub fn take<'g>(
         records,
         rejected,
     };
-    Ok((taken, permit))
+    Ok((taken, permit, arrival))
 }
 
 /// At most `max` bytes of `r` (`None`: there were more).

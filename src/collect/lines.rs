@@ -10,17 +10,19 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
+use opentelemetry_proto::tonic::logs::v1::LogsData;
+use opentelemetry_proto::tonic::trace::v1::TracesData;
 use prost::Message;
 
 use super::decode::Export;
-use runlog_core::import::otlp::hex;
+use runlog_core::import::otlp::{hex, Ahead};
 
 /// A record's identity: its trace and span ids (a span), or its whole encoding (a log
 /// record), hashed to 128 bits.
 pub type Key = u128;
 
 /// An export request made ready for the spool.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Prepared {
     /// The key of every record, in order.
     pub keys: Vec<Key>,
@@ -28,6 +30,9 @@ pub struct Prepared {
     pub links: Vec<Vec<String>>,
     /// The OTLP JSON line, without its newline.
     pub line: String,
+    /// What the OTLP importer reads the line as, read from the request's messages: the
+    /// commit maps it without reading the line back (`None`: the commit reads the line).
+    pub ahead: Option<Ahead>,
 }
 
 fn key_of(parts: &[&[u8]]) -> Key {
@@ -140,12 +145,20 @@ pub fn line(export: &Export) -> Result<String, serde_json::Error> {
     }
 }
 
-/// [`keys`] and [`line`] of an export.
-pub fn prepare(export: &Export) -> Result<Prepared, serde_json::Error> {
+/// [`keys`], [`links`] and [`line`] of an export, and what the importer reads the line as.
+pub fn prepare(export: Export) -> Result<Prepared, serde_json::Error> {
     Ok(Prepared {
-        keys: keys(export),
-        links: links(export),
-        line: line(export)?,
+        keys: keys(&export),
+        links: links(&export),
+        line: line(&export)?,
+        ahead: Some(match export {
+            Export::Traces(req) => Ahead::traces(TracesData {
+                resource_spans: req.resource_spans,
+            }),
+            Export::Logs(req) => Ahead::logs(LogsData {
+                resource_logs: req.resource_logs,
+            }),
+        }),
     })
 }
 
@@ -186,7 +199,7 @@ mod tests {
                 ..Default::default()
             }],
         });
-        let p = prepare(&export).unwrap();
+        let p = prepare(export).unwrap();
         assert_eq!(p.keys.len(), 20);
         let back = keys(&parse_line(p.line.as_bytes()).unwrap());
         assert_eq!(back, p.keys);

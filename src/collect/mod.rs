@@ -143,7 +143,15 @@ pub fn run(
     let spool_dir = warehouse.join(SPOOL_DIR);
     let _lock = spool::lock(&spool_dir)?.ok_or_else(|| CollectError::Busy(warehouse.clone()))?;
     let spool = Spool::open(&spool_dir)?;
-    let mut batcher = Batcher::new(spool, warehouse, config.flush, config.gc, config.quiet);
+    let arrivals = Arc::new(gate::Arrivals::default());
+    let mut batcher = Batcher::new(
+        spool,
+        warehouse,
+        config.flush,
+        config.gc,
+        config.quiet,
+        arrivals.clone(),
+    );
     // What a killed receiver had written and not committed lands first.
     batcher.start()?;
     let listener = std::net::TcpListener::bind(&addrs[..]).map_err(|e| CollectError::Listen {
@@ -160,7 +168,7 @@ pub fn run(
     });
     let gate = Arc::new(gate::Gate::per_core());
     let (tx, rx) = mpsc::sync_channel::<Entry>(1024);
-    let handler = move |req: &mut server::Request| handle(req, &limits, &gate, &tx);
+    let handler = move |req: &mut server::Request| handle(req, &limits, &gate, &arrivals, &tx);
     let accept = {
         let stop = stop.clone();
         std::thread::spawn(move || server::serve(listener, stop, handler))
@@ -195,6 +203,10 @@ fn batches(
             }
         }
         if batcher.due(stop.load(Ordering::SeqCst)) {
+            // Requests handed over while the batch became due are in it too.
+            while let Ok(e) = rx.try_recv() {
+                batcher.take(e)?;
+            }
             batcher.flush()?;
         }
     }
@@ -206,14 +218,16 @@ fn handle(
     req: &mut server::Request,
     limits: &http::Limits,
     gate: &gate::Gate,
+    arrivals: &gate::Arrivals,
     tx: &mpsc::SyncSender<Entry>,
 ) -> server::Response {
-    let (taken, permit) = match http::take(req, limits, gate) {
+    let (mut taken, permit, arrival) = match http::take(req, limits, gate, arrivals) {
         Ok(t) => t,
         Err(r) => return http::refusal(&r),
     };
     let encoding = taken.encoding;
-    let prepared = match lines::prepare(&taken.export) {
+    let export = std::mem::replace(&mut taken.export, decode::Export::empty(taken.signal));
+    let prepared = match lines::prepare(export) {
         Ok(p) => p,
         Err(e) => {
             return http::refusal(&http::Refusal {
@@ -234,6 +248,8 @@ fn handle(
     if tx.send(entry).is_err() {
         return http::unavailable(stopping, encoding);
     }
+    // Settled once the batcher has it: a batch due by time waits for it.
+    drop(arrival);
     answer
         .recv()
         .unwrap_or_else(|_| http::unavailable(stopping, encoding))

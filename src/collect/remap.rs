@@ -4,8 +4,11 @@
 //! or with only these lines, a group's agents come out the same ([`super::groups`]): its
 //! records are all on these lines, and each agent's events are numbered on their own.
 
-use runlog_core::import::{self, FileContext, Format};
+use runlog_core::import::otlp::OtlpImporter;
+use runlog_core::import::{FileContext, Format, Importer};
 use runlog_core::ingest::{self, FileRead, Ingested};
+
+use super::spool::Line;
 
 /// Why lines could not be mapped as the spool's (a line the importer refused): the commit
 /// reads the whole spool instead, as an ingest does.
@@ -15,12 +18,12 @@ pub struct Refused {
     pub reason: String,
 }
 
-/// Maps the spool lines `lines` ((1-based line number, bytes), ascending, read as they
-/// are mapped) of the file `input` (`last_line`: its line count) and assembles the agents
+/// Maps the spool lines `lines` ((1-based line number, the line), ascending, read as they
+/// are mapped; a line kept as the importer reads it is taken as it) of the file `input` (`last_line`: its line count) and assembles the agents
 /// whose root `wanted` says so. `Err` (outer): a line could not be read.
 pub fn map<E>(
     input: &ingest::Input,
-    lines: impl Iterator<Item = Result<(u64, Vec<u8>), E>>,
+    lines: impl Iterator<Item = Result<(u64, Line), E>>,
     last_line: u64,
     mut wanted: impl FnMut(&str) -> bool,
 ) -> Result<Result<Ingested, Refused>, E> {
@@ -29,17 +32,18 @@ pub fn map<E>(
         name: input.name.clone(),
         rel: input.rel.clone(),
     };
-    let Some(mut imp) = import::importer(Format::Otlp, &ctx) else {
-        return Ok(Err(Refused {
-            line: 0,
-            reason: "no OTLP importer".into(),
-        }));
-    };
+    let mut imp = OtlpImporter::new(&ctx);
     let mut events = Vec::new();
     for line in lines {
-        let (no, bytes) = line?;
+        let (no, line) = line?;
         let before = events.len();
-        if let Err(reason) = imp.line(no, &bytes, &mut events) {
+        let taken = match line {
+            Line::Text(bytes) => imp.line(no, &bytes, &mut events),
+            Line::Ahead(a) => imp.line_ahead(no, a).map_err(|_| {
+                "a line kept as read cannot be part of a pretty-printed document".to_string()
+            }),
+        };
+        if let Err(reason) = taken {
             return Ok(Err(Refused { line: no, reason }));
         }
         for ev in &mut events[before..] {

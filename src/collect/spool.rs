@@ -8,15 +8,15 @@
 //! exporter retrying after a timeout, or after the receiver was killed before answering)
 //! adds only the records the spool does not have yet.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use super::decode::Export;
 use super::groups::Groups;
 use super::lines::{self, Key, Prepared};
 use runlog_core::fingerprint::{Scan, Scanner};
+use runlog_core::import::otlp::Ahead;
 use runlog_core::ingest;
 
 /// The spool folder of a warehouse.
@@ -38,8 +38,19 @@ pub struct Spool {
     scanner: Scanner,
     /// The agents' groups of the records, and their lines.
     pub groups: Groups,
+    /// Lines written since the last [`Spool::take_ahead`] as the importer reads them, by
+    /// line (0-based): a commit maps them without reading them back.
+    ahead: HashMap<u32, Ahead>,
     /// The spool file as an ingest of the spool folder names it.
     input: ingest::Input,
+}
+
+/// A spool line for a commit's mapping.
+pub enum Line {
+    /// Its bytes, read back.
+    Text(Vec<u8>),
+    /// What the importer reads it as, kept from its request.
+    Ahead(Ahead),
 }
 
 /// An I/O failure on a spool file.
@@ -73,6 +84,7 @@ impl Spool {
             size: 0,
             scanner: Scanner::default(),
             groups: Groups::default(),
+            ahead: HashMap::new(),
             input: ingest::Input {
                 name: path.display().to_string(),
                 rel: ingest::relative_name(&path, &[dir.to_path_buf()]),
@@ -131,25 +143,34 @@ impl Spool {
         self.scanner.scan()
     }
 
-    /// The lines `idx` (0-based, ascending) read back one at a time: (1-based line
-    /// number, bytes).
+    /// The lines written since the last call, as the importer reads them ([`Line::Ahead`]).
+    pub fn take_ahead(&mut self) -> HashMap<u32, Ahead> {
+        std::mem::take(&mut self.ahead)
+    }
+
+    /// The lines `idx` (0-based, ascending) one at a time: (1-based line number, the line);
+    /// those of `ahead` as the importer reads them, the others read back.
     pub fn read_lines<'a>(
         &'a self,
         idx: &'a [u32],
-    ) -> Result<impl Iterator<Item = Result<(u64, Vec<u8>), SpoolError>> + 'a, SpoolError> {
+        mut ahead: HashMap<u32, Ahead>,
+    ) -> Result<impl Iterator<Item = Result<(u64, Line), SpoolError>> + 'a, SpoolError> {
         use std::os::unix::fs::FileExt;
         let path = &self.input.path;
-        let f = match idx.is_empty() {
+        let f = match idx.iter().all(|i| ahead.contains_key(i)) {
             true => None,
             false => Some(File::open(path).map_err(at(path))?),
         };
         Ok(idx.iter().map(move |&i| {
+            if let Some(a) = ahead.remove(&i) {
+                return Ok((u64::from(i) + 1, Line::Ahead(a)));
+            }
             let (off, len) = self.positions[i as usize];
             let mut buf = vec![0u8; len as usize];
             if let Some(f) = &f {
                 f.read_exact_at(&mut buf, off).map_err(at(path))?;
             }
-            Ok((u64::from(i) + 1, buf))
+            Ok((u64::from(i) + 1, Line::Text(buf)))
         }))
     }
 
@@ -168,10 +189,15 @@ impl Spool {
         self.keys.len()
     }
 
-    /// Writes the records of `export` the spool does not hold yet (`prepared`: its
+    /// Writes the records of a request the spool does not hold yet (`prepared`: its
     /// [`lines::prepare`]); returns how many that was. Not durable before [`Spool::sync`].
-    pub fn write(&mut self, export: &mut Export, prepared: Prepared) -> Result<u64, SpoolError> {
-        let Prepared { keys, links, line } = prepared;
+    pub fn write(&mut self, prepared: Prepared) -> Result<u64, SpoolError> {
+        let Prepared {
+            keys,
+            links,
+            line,
+            ahead,
+        } = prepared;
         if keys.is_empty() {
             return Ok(0);
         }
@@ -186,28 +212,42 @@ impl Spool {
                 break;
             }
         }
-        let (count, line, links) = if all_new {
-            (keys.len() as u64, line, links)
+        let (count, line, links, ahead) = if all_new {
+            (keys.len() as u64, line, links, ahead)
         } else {
             for k in &added {
                 self.keys.remove(k);
             }
-            let mut count = 0u64;
-            lines::retain(export, |k| {
-                let new = self.keys.insert(k);
+            // The request read back from its line, its records held already taken out; the
+            // commit reads the new line back.
+            let Some(mut export) = lines::parse_line(line.as_bytes()) else {
+                return Err(SpoolError {
+                    path: self.dir.clone(),
+                    source: io::Error::other("a request's spool line does not read back"),
+                });
+            };
+            // Each record by the key its request had (a log record's encoding after the
+            // JSON round trip could differ from the one received).
+            let (mut count, mut i) = (0u64, 0usize);
+            lines::retain(&mut export, |k| {
+                let new = self.keys.insert(keys.get(i).copied().unwrap_or(k));
+                i += 1;
                 count += u64::from(new);
                 new
             });
             if count == 0 {
                 return Ok(0);
             }
-            let line = lines::line(export).map_err(|e| SpoolError {
+            let line = lines::line(&export).map_err(|e| SpoolError {
                 path: self.dir.clone(),
                 source: io::Error::other(e),
             })?;
-            (count, line, lines::links(export))
+            (count, line, lines::links(&export), None)
         };
         self.append(line.as_bytes())?;
+        if let Some(a) = ahead {
+            self.ahead.insert(self.positions.len() as u32, a);
+        }
         self.note_line(line.len() as u64, &links);
         Ok(count)
     }
@@ -319,6 +359,7 @@ fn cut_torn_tail(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collect::decode::Export;
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 
@@ -342,9 +383,8 @@ mod tests {
     }
 
     fn write(spool: &mut Spool, ids: &[u8]) -> u64 {
-        let mut e = export(ids);
-        let p = lines::prepare(&e).unwrap();
-        spool.write(&mut e, p).unwrap()
+        let p = lines::prepare(export(ids)).unwrap();
+        spool.write(p).unwrap()
     }
 
     #[test]

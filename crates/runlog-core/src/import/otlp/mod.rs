@@ -482,5 +482,42 @@ pub(crate) fn scope_text(attrs: &Attrs, name: &str, version: &str) -> String {
     text
 }
 
+/// The spans and log records of one export request, read from its decoded messages ahead
+/// of the line it is written as: what that line's OTLP JSON reads back as, without the
+/// JSON (`runlog collect` decodes a request, writes it to its spool as a line, and maps
+/// it with the spool's other lines at its commit).
+pub struct Ahead(Decoded);
+
+impl Ahead {
+    pub fn traces(data: TracesData) -> Ahead {
+        let mut out = Decoded::default();
+        read_traces(&mut out, 0, data);
+        Ahead(out)
+    }
+
+    pub fn logs(data: LogsData) -> Ahead {
+        let mut out = Decoded::default();
+        read_logs(&mut out, 0, data);
+        Ahead(out)
+    }
+}
+
+impl OtlpImporter {
+    /// Takes `ahead` as the line `line_no`, as [`Importer::line`] takes the line it was
+    /// written as. `Err`: within a pretty-printed document, where lines are its parts.
+    pub fn line_ahead(&mut self, line_no: u64, ahead: Ahead) -> Result<(), Ahead> {
+        if self.document.is_some() {
+            return Err(ahead);
+        }
+        self.flush();
+        let Decoded { spans, logs } = ahead.0;
+        self.spans
+            .extend(spans.into_iter().map(|s| Span { line: line_no, ..s }));
+        self.logs
+            .extend(logs.into_iter().map(|r| LogRecord { line: line_no, ..r }));
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests;
