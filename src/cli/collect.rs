@@ -17,8 +17,9 @@ pub struct CollectArgs {
     /// required. Port 0 takes any free port (the address is printed on stderr).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:4318")]
     pub listen: String,
-    /// Commit a batch at the latest this many seconds after its first request arrived
-    /// (a request is answered only once its batch is committed).
+    /// Commit a batch this many seconds after its first request arrived, with every
+    /// request whose body had arrived by then (a request is answered only once its batch
+    /// is committed).
     #[arg(long, value_name = "S", default_value_t = 1.0)]
     pub flush_secs: f64,
     /// Commit a batch as soon as it holds this many new spans and log records.
