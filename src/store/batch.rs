@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, Int64Array, RecordBatch, StringBuilder, TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringBuilder,
+    TimestampMicrosecondArray,
 };
 use rayon::prelude::*;
 
@@ -104,46 +105,101 @@ pub fn derived_batch(d: &Derived, table: Table) -> Result<RecordBatch> {
 /// The batch of a derived table's rows: each column built from its definition
 /// ([`Row::visit_columns`]).
 pub fn rows_batch<R: Row>(rows: &[R]) -> Result<RecordBatch> {
-    let mut columns = ArrowColumns(Vec::with_capacity(R::COLUMNS.len()));
+    let mut columns = ArrowColumns {
+        cols: Vec::with_capacity(R::COLUMNS.len()),
+        only: None,
+    };
     R::visit_columns(rows, &mut columns);
-    batch(R::TABLE, columns.0)
+    batch(R::TABLE, columns.cols)
 }
 
-/// Builds the Arrow array of each column a [`Row`] hands over, in order.
-struct ArrowColumns(Vec<ArrayRef>);
+/// The batch of a derived table with only the columns named in `only` (in the table's
+/// order; its rows all the same): a question over raw logs builds no column it does not
+/// read ([`crate::plan_tables::Demand`]).
+pub fn derived_batch_of(d: &Derived, table: Table, only: &[String]) -> Result<RecordBatch> {
+    match table {
+        Table::Intervals => rows_batch_of(&d.intervals, only),
+        Table::Turns => rows_batch_of(&d.turns, only),
+        Table::Errors => rows_batch_of(&d.errors, only),
+        Table::ToolCalls => rows_batch_of(&d.tool_calls, only),
+        Table::Callbacks => rows_batch_of(&d.callbacks, only),
+        Table::Runs => rows_batch_of(&d.runs, only),
+        Table::Agents => rows_batch_of(&d.agents, only),
+        Table::Events | Table::Rejects | Table::Files => {
+            Err(Error::Invalid(format!("{table} is not a derived table")))
+        }
+    }
+}
 
-impl<'a> ColumnVisitor<'a> for ArrowColumns {
-    fn text(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = &'a str> + Clone) {
-        self.0.push(s(v));
+fn rows_batch_of<R: Row>(rows: &[R], only: &[String]) -> Result<RecordBatch> {
+    let mut columns = ArrowColumns {
+        cols: Vec::with_capacity(only.len()),
+        only: Some(only),
+    };
+    R::visit_columns(rows, &mut columns);
+    let schema = schema(R::TABLE);
+    let indices: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| only.iter().any(|c| c == schema.field(i).name()))
+        .collect();
+    let projected = Arc::new(schema.project(&indices)?);
+    // With no column read (a count), the batch still holds its rows.
+    let rows = RecordBatchOptions::new().with_row_count(Some(rows.len()));
+    Ok(RecordBatch::try_new_with_options(
+        projected,
+        columns.cols,
+        &rows,
+    )?)
+}
+
+/// Builds the Arrow array of each column a [`Row`] hands over, in order: every column, or
+/// those named in `only`.
+struct ArrowColumns<'o> {
+    cols: Vec<ArrayRef>,
+    only: Option<&'o [String]>,
+}
+
+impl ArrowColumns<'_> {
+    /// Adds column `name`, built by `make`, when it is wanted.
+    #[inline]
+    fn add(&mut self, name: &str, make: impl FnOnce() -> ArrayRef) {
+        if self.only.is_none_or(|o| o.iter().any(|c| c == name)) {
+            self.cols.push(make());
+        }
+    }
+}
+
+impl<'a> ColumnVisitor<'a> for ArrowColumns<'_> {
+    fn text(&mut self, n: &'static str, v: impl ExactSizeIterator<Item = &'a str> + Clone) {
+        self.add(n, || s(v));
     }
     fn opt_text(
         &mut self,
-        _: &'static str,
+        n: &'static str,
         v: impl ExactSizeIterator<Item = Option<&'a str>> + Clone,
     ) {
-        self.0.push(so(v));
+        self.add(n, || so(v));
     }
-    fn int(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
-        self.0.push(i(v));
+    fn int(&mut self, n: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
+        self.add(n, || i(v));
     }
-    fn opt_int(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
-        self.0.push(io(v));
+    fn opt_int(&mut self, n: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
+        self.add(n, || io(v));
     }
-    fn bool(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = bool> + Clone) {
-        self.0.push(b(v));
+    fn bool(&mut self, n: &'static str, v: impl ExactSizeIterator<Item = bool> + Clone) {
+        self.add(n, || b(v));
     }
     fn opt_bool(
         &mut self,
-        _: &'static str,
+        n: &'static str,
         v: impl ExactSizeIterator<Item = Option<bool>> + Clone,
     ) {
-        self.0.push(bo(v));
+        self.add(n, || bo(v));
     }
-    fn ts(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
-        self.0.push(t(v));
+    fn ts(&mut self, n: &'static str, v: impl ExactSizeIterator<Item = i64> + Clone) {
+        self.add(n, || t(v));
     }
-    fn opt_ts(&mut self, _: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
-        self.0.push(to(v));
+    fn opt_ts(&mut self, n: &'static str, v: impl ExactSizeIterator<Item = Option<i64>> + Clone) {
+        self.add(n, || to(v));
     }
 }
 
