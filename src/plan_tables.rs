@@ -96,7 +96,7 @@ impl Demand {
                     Table::Rejects | Table::Files => {
                         loaded.some_batches(&[t])?.remove(&t).unwrap_or_default()
                     }
-                    _ => vec![store::derived_batch_of(&loaded.derived, t, read)?],
+                    _ => vec![store::derived_batch_of(&loaded.derived, t, Some(read))?],
                 };
                 Ok((t, batches))
             })

@@ -88,18 +88,7 @@ pub fn files_batch(files: &[FileSummary]) -> Result<RecordBatch> {
 
 /// The batch of one derived table.
 pub fn derived_batch(d: &Derived, table: Table) -> Result<RecordBatch> {
-    match table {
-        Table::Intervals => rows_batch(&d.intervals),
-        Table::Turns => rows_batch(&d.turns),
-        Table::Errors => rows_batch(&d.errors),
-        Table::ToolCalls => rows_batch(&d.tool_calls),
-        Table::Callbacks => rows_batch(&d.callbacks),
-        Table::Runs => rows_batch(&d.runs),
-        Table::Agents => rows_batch(&d.agents),
-        Table::Events | Table::Rejects | Table::Files => {
-            Err(Error::Invalid(format!("{table} is not a derived table")))
-        }
-    }
+    derived_batch_of(d, table, None)
 }
 
 /// The batch of a derived table's rows: each column built from its definition
@@ -113,10 +102,10 @@ pub fn rows_batch<R: Row>(rows: &[R]) -> Result<RecordBatch> {
     batch(R::TABLE, columns.cols)
 }
 
-/// The batch of a derived table with only the columns named in `only` (in the table's
-/// order; its rows all the same): a question over raw logs builds no column it does not
-/// read ([`crate::plan_tables::Demand`]).
-pub fn derived_batch_of(d: &Derived, table: Table, only: &[String]) -> Result<RecordBatch> {
+/// The batch of a derived table, with every column or only those named in `only` (in the
+/// table's order; its rows all the same): a question over raw logs builds no column it does
+/// not read ([`crate::plan_tables::Demand`]).
+pub fn derived_batch_of(d: &Derived, table: Table, only: Option<&[String]>) -> Result<RecordBatch> {
     match table {
         Table::Intervals => rows_batch_of(&d.intervals, only),
         Table::Turns => rows_batch_of(&d.turns, only),
@@ -131,7 +120,10 @@ pub fn derived_batch_of(d: &Derived, table: Table, only: &[String]) -> Result<Re
     }
 }
 
-fn rows_batch_of<R: Row>(rows: &[R], only: &[String]) -> Result<RecordBatch> {
+fn rows_batch_of<R: Row>(rows: &[R], only: Option<&[String]>) -> Result<RecordBatch> {
+    let Some(only) = only else {
+        return rows_batch(rows);
+    };
     let mut columns = ArrowColumns {
         cols: Vec::with_capacity(only.len()),
         only: Some(only),
