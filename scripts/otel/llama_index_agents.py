@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from mock_openai import call, chunks, text  # same folder
 from otlp_json import write_otlp_json  # same folder
 
 exporter = InMemorySpanExporter()
@@ -42,56 +43,6 @@ expected = {"turns": [], "model_calls": [], "errors": [], "tool_calls": []}
 # What the fake API answers next, per agent (by its system prompt): a list of steps, each a
 # chat completion (dict) or an HTTP error status (int).
 scripts = {}
-counter = {"n": 0}
-
-
-def completion(message, finish, tokens_in, tokens_out):
-    counter["n"] += 1
-    return {
-        "id": f"chatcmpl-{counter['n']}",
-        "object": "chat.completion",
-        "created": 1796500000 + counter["n"],
-        "model": "gpt-4o-mini-2024-07-18",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {
-            "prompt_tokens": tokens_in,
-            "completion_tokens": tokens_out,
-            "total_tokens": tokens_in + tokens_out,
-        },
-    }
-
-
-def text(t, tokens_in, tokens_out, finish="stop"):
-    return completion({"role": "assistant", "content": t}, finish, tokens_in, tokens_out)
-
-
-def call(name, args, call_id, tokens_in, tokens_out):
-    message = {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-        ],
-    }
-    return completion(message, "tool_calls", tokens_in, tokens_out)
-
-
-def chunks(step, usage):
-    """A chat completion as the API streams it: the message, then its finish reason, then
-    (when asked for) the usage."""
-    base = {k: step[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-    choice = step["choices"][0]
-    delta = {"role": "assistant", "content": choice["message"]["content"]}
-    if "tool_calls" in choice["message"]:
-        delta["tool_calls"] = [{"index": 0} | c for c in choice["message"]["tool_calls"]]
-    yield base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-    yield base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}
-    if usage:
-        yield base | {"choices": [], "usage": step["usage"]}
 
 
 def handler(request):

@@ -44,7 +44,9 @@ def call(name, args, call_id, tokens_in, tokens_out):
     return completion(message, "tool_calls", tokens_in, tokens_out)
 
 
-def _chunks(step, usage):
+def chunks(step, usage):
+    """A chat completion as the API streams it: the message, then its finish reason, then
+    (when asked for) the usage."""
     base = {k: step[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
     choice = step["choices"][0]
     delta = {"role": "assistant", "content": choice["message"]["content"]}
@@ -82,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(step, "application/json", json.dumps(error), {"retry-after": "0"})
         if body.get("stream"):
             usage = (body.get("stream_options") or {}).get("include_usage", False)
-            sse = "".join(f"data: {json.dumps(c)}\n\n" for c in _chunks(step, usage))
+            sse = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks(step, usage))
             return self._send(200, "text/event-stream", sse + "data: [DONE]\n\n")
         self._send(200, "application/json", json.dumps(step))
 
