@@ -47,7 +47,7 @@ from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 
 base_url = mock_openai.serve()
-expected = {"turns": [], "model_calls": [], "errors": [], "tool_calls": []}
+from expected import expect_error, expect_tool, expect_turn, expected  # noqa: E402  same folder
 
 
 def llm():
@@ -57,24 +57,6 @@ def llm():
 def agent(role, steps, tools=(), **kw):
     mock_openai.scripts[f"You are {role}."] = steps
     return Agent(role=role, goal=f"Do the {role}'s job.", backstory="Scripted.", llm=llm(), tools=list(tools), **kw)
-
-
-def expect_turn(name, state, finish, calls, tokens_in, tokens_out, session="root"):
-    expected["turns"].append({
-        "agent": name, "session": session, "state": state, "finish_reason": finish,
-        "model_calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out,
-    })
-
-
-def expect_error(name, source, code, status, retried, recovered):
-    expected["errors"].append({
-        "agent": name, "source": source, "code": code, "http_status": status,
-        "retried": retried, "recovered": recovered,
-    })
-
-
-def expect_tool(name, call_id, status):
-    expected["tool_calls"].append({"name": name, "call_id": call_id, "status": status})
 
 
 @tool("get_weather")

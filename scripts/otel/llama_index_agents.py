@@ -38,7 +38,7 @@ LlamaIndexInstrumentor().instrument(tracer_provider=provider)
 from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
 from llama_index.llms.openai import OpenAI  # noqa: E402
 
-expected = {"turns": [], "model_calls": [], "errors": [], "tool_calls": []}
+from expected import expect_error, expect_tool, expect_turn, expected  # noqa: E402  same folder
 
 # What the fake API answers next, per agent (by its system prompt): a list of steps, each a
 # chat completion (dict) or an HTTP error status (int).
@@ -83,24 +83,6 @@ def agent(name, steps, tools=(), max_retries=0, streaming=False, **kw):
         llm=llm(max_retries, **kw),
         streaming=streaming,
     )
-
-
-def expect_turn(name, state, finish, calls, tokens_in, tokens_out, session="root"):
-    expected["turns"].append({
-        "agent": name, "session": session, "state": state, "finish_reason": finish,
-        "model_calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out,
-    })
-
-
-def expect_error(name, source, code, status, retried, recovered):
-    expected["errors"].append({
-        "agent": name, "source": source, "code": code, "http_status": status,
-        "retried": retried, "recovered": recovered,
-    })
-
-
-def expect_tool(name, call_id, status):
-    expected["tool_calls"].append({"name": name, "call_id": call_id, "status": status})
 
 
 def get_weather(city: str) -> str:

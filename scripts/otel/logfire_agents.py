@@ -37,7 +37,7 @@ from agents.exceptions import ModelBehaviorError  # noqa: E402
 from agents.retry import ModelRetrySettings, retry_policies  # noqa: E402
 from openai import APIStatusError, AsyncOpenAI  # noqa: E402
 
-expected = {"turns": [], "model_calls": [], "errors": [], "tool_calls": []}
+from expected import expect_error, expect_tool, expect_turn, expected  # noqa: E402  same folder
 scripts = {}
 counter = {"n": 0}
 
@@ -93,24 +93,6 @@ def agent(name, steps, **kw):
     instructions = f"You are {name}."
     scripts[instructions] = steps
     return Agent(name=name, instructions=instructions, model=model, **kw)
-
-
-def expect_turn(name, state, finish, calls, tokens_in, tokens_out, session="root"):
-    expected["turns"].append({
-        "agent": name, "session": session, "state": state, "finish_reason": finish,
-        "model_calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out,
-    })
-
-
-def expect_error(name, source, code, status, retried, recovered):
-    expected["errors"].append({
-        "agent": name, "source": source, "code": code, "http_status": status,
-        "retried": retried, "recovered": recovered,
-    })
-
-
-def expect_tool(name, call_id, status):
-    expected["tool_calls"].append({"name": name, "call_id": call_id, "status": status})
 
 
 @function_tool

@@ -39,7 +39,7 @@ from smolagents import OpenAIModel, ToolCallingAgent, tool  # noqa: E402
 
 smolagents.models.RETRY_WAIT = 0  # the retry's first wait (60 s by default)
 base_url = mock_openai.serve()
-expected = {"turns": [], "model_calls": [], "errors": [], "tool_calls": []}
+from expected import expect_error, expect_tool, expect_turn, expected  # noqa: E402  same folder
 
 
 def agent(name, steps, tools=(), **kw):
@@ -63,24 +63,6 @@ def final(answer, call_id, tokens_in, tokens_out, finish="tool_calls"):
     step = call("final_answer", {"answer": answer}, call_id, tokens_in, tokens_out)
     step["choices"][0]["finish_reason"] = finish
     return step
-
-
-def expect_turn(name, state, finish, calls, tokens_in, tokens_out, session="root"):
-    expected["turns"].append({
-        "agent": name, "session": session, "state": state, "finish_reason": finish,
-        "model_calls": calls, "input_tokens": tokens_in, "output_tokens": tokens_out,
-    })
-
-
-def expect_error(name, source, code, status, retried, recovered):
-    expected["errors"].append({
-        "agent": name, "source": source, "code": code, "http_status": status,
-        "retried": retried, "recovered": recovered,
-    })
-
-
-def expect_tool(name, call_id, status):
-    expected["tool_calls"].append({"name": name, "call_id": call_id, "status": status})
 
 
 @tool
