@@ -119,7 +119,12 @@ impl Demand {
             let indices: Vec<usize> = (0..schema.fields().len())
                 .filter(|&i| read.iter().any(|c| c == schema.field(i).name()))
                 .collect();
-            let projected = Arc::new(schema.project(&indices)?);
+            // Batches built with only the columns read keep their own schema (the
+            // `events` text columns as string views, `crate::events_projected`).
+            let projected = match batches.first() {
+                Some(b) if b.num_columns() == indices.len() => b.schema(),
+                _ => Arc::new(schema.project(&indices)?),
+            };
             let batches = batches
                 .iter()
                 .map(|b| {
