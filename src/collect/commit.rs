@@ -168,7 +168,7 @@ fn once(
     // The roots the touched groups had go; those they have now come.
     let mut gone: HashSet<String> = HashSet::new();
     for &g in &groups {
-        gone.extend(spool.groups.roots(g).iter().cloned());
+        gone.extend(spool.groups.roots(g).iter().map(|r| r.to_string()));
     }
     // The roots the warehouse holds rows of: the touched groups' roots before, and any
     // agent's whose events it counts. A new agent's root is in no file: a bucket of new

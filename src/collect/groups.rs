@@ -14,8 +14,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::lines::Links;
+
 /// The hash a key is held by.
-fn key_hash(key: &str) -> u64 {
+pub(super) fn key_hash(key: &str) -> u64 {
     runlog_core::fingerprint::content_hash(key.as_bytes())
 }
 
@@ -31,14 +33,13 @@ pub struct Groups {
     /// Per representative: the spool lines (0-based) holding its records, ascending.
     lines: Vec<Vec<u32>>,
     /// Per representative: the roots of its agents at the last commit.
-    roots: Vec<Vec<String>>,
+    roots: Vec<Box<[Box<str>]>>,
     /// Groups that got lines since [`Groups::take_touched`].
     touched: Vec<u32>,
 }
 
 impl Groups {
-    fn node(&mut self, key: &str) -> u32 {
-        let h = key_hash(key);
+    fn node(&mut self, h: u64) -> u32 {
         if let Some(&n) = self.ids.get(&h) {
             return n;
         }
@@ -46,7 +47,7 @@ impl Groups {
         self.ids.insert(h, n);
         self.parent.push(n);
         self.lines.push(Vec::new());
-        self.roots.push(Vec::new());
+        self.roots.push(Box::default());
         n
     }
 
@@ -76,25 +77,28 @@ impl Groups {
         into.extend(moved);
         into.sort_unstable();
         into.dedup();
-        let roots = std::mem::take(&mut self.roots[small as usize]);
-        self.roots[big as usize].extend(roots);
+        let moved = std::mem::take(&mut self.roots[small as usize]);
+        if !moved.is_empty() {
+            let into = &mut self.roots[big as usize];
+            *into = into.iter().cloned().chain(Vec::from(moved)).collect();
+        }
         big
     }
 
     /// Records the spool line `line` (0-based), whose records carry the keys `records`
     /// (each record's: its trace id and conversation ids; `file` for a record with none).
-    pub fn add(&mut self, line: u32, records: &[Vec<String>], file: &str) {
-        let mut last: Option<&[String]> = None;
-        for keys in records {
+    pub fn add(&mut self, line: u32, records: &Links, file: &str) {
+        let mut last: Option<&[u64]> = None;
+        for keys in records.records() {
             // Records of one trace follow each other: one lookup for the run.
-            if last.is_some_and(|k| k == keys.as_slice()) {
+            if last == Some(keys) {
                 continue;
             }
             let mut g = match keys.first() {
-                Some(k) => self.node(k),
-                None => self.node(file),
+                Some(&k) => self.node(k),
+                None => self.node(key_hash(file)),
             };
-            for k in keys.iter().skip(1) {
+            for &k in keys.iter().skip(1) {
                 let n = self.node(k);
                 g = self.union(g, n);
             }
@@ -104,7 +108,7 @@ impl Groups {
                 lines.push(line);
                 self.touched.push(g);
             }
-            last = Some(keys.as_slice());
+            last = Some(keys);
         }
     }
 
@@ -148,13 +152,13 @@ impl Groups {
     }
 
     /// The roots of a group's agents at the last commit.
-    pub fn roots(&self, g: Group) -> &[String] {
+    pub fn roots(&self, g: Group) -> &[Box<str>] {
         &self.roots[g as usize]
     }
 
     /// Sets the roots of a group's agents (after a commit).
     pub fn set_roots(&mut self, g: Group, roots: Vec<String>) {
-        self.roots[g as usize] = roots;
+        self.roots[g as usize] = roots.into_iter().map(String::into_boxed_str).collect();
     }
 }
 
@@ -162,19 +166,23 @@ impl Groups {
 mod tests {
     use super::*;
 
-    fn keys(k: &[&str]) -> Vec<String> {
-        k.iter().map(|s| s.to_string()).collect()
+    fn links(records: &[&[&str]]) -> Links {
+        let mut l = Links::default();
+        for r in records {
+            l.push(r.iter().copied());
+        }
+        l
     }
 
     #[test]
     fn records_linked_by_a_conversation_are_one_group_with_all_their_lines() {
         let mut g = Groups::default();
-        g.add(0, &[keys(&["t1"]), keys(&["t2"])], "f");
-        g.add(1, &[keys(&["t3", "c"])], "f");
+        g.add(0, &links(&[&["t1"], &["t2"]]), "f");
+        g.add(1, &links(&[&["t3", "c"]]), "f");
         let first = g.take_touched();
         assert_eq!(first.len(), 3);
         // A later span of t1 names the conversation of t3: t1 and t3 are one group now.
-        g.add(2, &[keys(&["t1", "c"]), vec![]], "f");
+        g.add(2, &links(&[&["t1", "c"], &[]]), "f");
         let touched = g.take_touched();
         let t1 = g.group_of("t1").unwrap();
         assert_eq!(g.group_of("t3"), Some(t1));

@@ -15,6 +15,7 @@ use opentelemetry_proto::tonic::trace::v1::TracesData;
 use prost::Message;
 
 use super::decode::Export;
+use super::groups::key_hash;
 use runlog_core::import::otlp::{hex, Ahead};
 
 /// A record's identity: its trace and span ids (a span), or its whole encoding (a log
@@ -26,8 +27,8 @@ pub type Key = u128;
 pub struct Prepared {
     /// The key of every record, in order.
     pub keys: Vec<Key>,
-    /// What links every record to its agent, in order ([`links`]).
-    pub links: Vec<Vec<String>>,
+    /// What links every record to its agent ([`links`]).
+    pub links: Links,
     /// The OTLP JSON line, without its newline.
     pub line: String,
     /// What the OTLP importer reads the line as, read from the request's messages: the
@@ -70,48 +71,75 @@ pub fn keys(export: &Export) -> Vec<Key> {
 /// The conversation attributes the OTLP importer takes a tree's root from.
 const CONVERSATION_KEYS: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
 
-/// A record's links to its agent ([`super::groups`]): its trace id (lower-case hex, as the
-/// importer spells it) and the non-empty string values of its conversation attributes;
-/// none for a log record without either (its root is the spool file's name).
-fn links_of(trace: &[u8], attributes: &[KeyValue]) -> Vec<String> {
-    let mut v = Vec::with_capacity(1);
-    if !trace.is_empty() {
-        v.push(hex(trace));
-    }
-    for kv in attributes {
-        if !CONVERSATION_KEYS.contains(&kv.key.as_str()) {
-            continue;
-        }
-        if let Some(AnyValue {
-            value: Some(any_value::Value::StringValue(s)),
-        }) = &kv.value
-        {
-            if !s.is_empty() && !v.contains(s) {
-                v.push(s.clone());
-            }
-        }
-    }
-    v
+/// What links each record of a request to its agent ([`super::groups`]), in the order of
+/// [`keys`]: a record's trace id (lower-case hex, as the importer spells it) and the
+/// non-empty string values of its conversation attributes, each held by its hash
+/// ([`super::groups::key_hash`]); none for a log record without either (its root is the
+/// spool file's name). Two vectors for a whole request, not a few small strings per record:
+/// a request waits in memory for its batch's commit.
+#[derive(Debug, Default)]
+pub struct Links {
+    hashes: Vec<u64>,
+    /// Where each record's hashes end in `hashes`.
+    ends: Vec<u32>,
 }
 
-/// The links of an export's records, in the order of [`keys`].
-pub fn links(export: &Export) -> Vec<Vec<String>> {
+impl Links {
+    /// Adds a record with the keys `keys`.
+    pub fn push<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) {
+        let start = self.hashes.len();
+        for k in keys {
+            let h = key_hash(k);
+            if !self.hashes[start..].contains(&h) {
+                self.hashes.push(h);
+            }
+        }
+        self.ends.push(self.hashes.len() as u32);
+    }
+
+    /// Each record's key hashes, in order.
+    pub fn records(&self) -> impl Iterator<Item = &[u64]> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|&e| e as usize));
+        starts
+            .zip(&self.ends)
+            .map(|(s, &e)| &self.hashes[s..e as usize])
+    }
+
+    fn add(&mut self, trace: &[u8], attributes: &[KeyValue]) {
+        let trace = (!trace.is_empty()).then(|| hex(trace));
+        let conversations = attributes.iter().filter_map(|kv| {
+            if !CONVERSATION_KEYS.contains(&kv.key.as_str()) {
+                return None;
+            }
+            match &kv.value {
+                Some(AnyValue {
+                    value: Some(any_value::Value::StringValue(s)),
+                }) if !s.is_empty() => Some(s.as_str()),
+                _ => None,
+            }
+        });
+        self.push(trace.as_deref().into_iter().chain(conversations));
+    }
+}
+
+/// The links of an export's records.
+pub fn links(export: &Export) -> Links {
+    let mut links = Links::default();
     match export {
         Export::Traces(req) => req
             .resource_spans
             .iter()
             .flat_map(|rs| &rs.scope_spans)
             .flat_map(|ss| &ss.spans)
-            .map(|s| links_of(&s.trace_id, &s.attributes))
-            .collect(),
+            .for_each(|s| links.add(&s.trace_id, &s.attributes)),
         Export::Logs(req) => req
             .resource_logs
             .iter()
             .flat_map(|rl| &rl.scope_logs)
             .flat_map(|sl| &sl.log_records)
-            .map(|r| links_of(&r.trace_id, &r.attributes))
-            .collect(),
+            .for_each(|r| links.add(&r.trace_id, &r.attributes)),
     }
+    links
 }
 
 /// Keeps the records of `export` for which `keep` (called once per record, in the order of

@@ -36,6 +36,11 @@ pub use spool::SPOOL_DIR;
 use batch::{Batcher, Entry};
 use spool::Spool;
 
+/// A connection's thread hands the memory its request freed back once the request held
+/// this many records ([`runlog_core::alloc::release_thread_memory`]); a small request
+/// frees too little to be worth the purge.
+const RELEASE_AFTER_RECORDS: u64 = 256;
+
 /// The receiver's settings (`runlog collect`'s flags).
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -238,6 +243,11 @@ fn handle(
         }
     };
     drop(permit);
+    if taken.records >= RELEASE_AFTER_RECORDS {
+        // The request's body and decoded messages are freed; this thread now waits for the
+        // commit, and must not hold their pages meanwhile.
+        runlog_core::alloc::release_thread_memory();
+    }
     let (reply, answer) = mpsc::channel();
     let entry = Entry {
         reply,

@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use super::groups::Groups;
-use super::lines::{self, Key, Prepared};
+use super::lines::{self, Key, Links, Prepared};
 use runlog_core::fingerprint::{Scan, Scanner};
 use runlog_core::import::otlp::Ahead;
 use runlog_core::ingest;
@@ -107,7 +107,7 @@ impl Spool {
                         spool.keys.extend(lines::keys(&e));
                         lines::links(&e)
                     }
-                    None => Vec::new(),
+                    None => Links::default(),
                 };
                 spool.note_line(n as u64 - 1, &links);
             }
@@ -116,7 +116,7 @@ impl Spool {
     }
 
     /// Notes a line written at the end of the file (`len` bytes without its newline).
-    fn note_line(&mut self, len: u64, links: &[Vec<String>]) {
+    fn note_line(&mut self, len: u64, links: &Links) {
         let idx = self.positions.len() as u32;
         self.positions.push((self.size, len as u32));
         self.size += len + 1;

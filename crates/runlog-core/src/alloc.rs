@@ -67,6 +67,8 @@ unsafe impl GlobalAlloc for Mimalloc {
 extern "C" {
     /// mimalloc's option setter (in the library `libmimalloc-sys` links).
     fn mi_option_set(option: c_int, value: c_long);
+    /// Frees the calling thread's empty pages and, forced, purges what is due at once.
+    fn mi_collect(force: bool);
 }
 
 /// `mi_option_purge_delay` in mimalloc's `mi_option_e` (v2 and v3).
@@ -85,6 +87,20 @@ pub fn keep_freed_memory() {
 pub fn set_purge_delay(ms: c_long) {
     // SAFETY: sets an integer option; mimalloc reads options atomically.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
+}
+
+/// Hands the pages the calling thread holds free back to the OS now. A thread keeps the
+/// pages its allocations freed for its next ones (the last page of each size, retired for a
+/// while, is reused rather than freed), which costs nothing while it works and its memory
+/// while it waits: a thread that then blocks for long (a connection of `runlog collect`
+/// waiting for its request's commit) would hold them all that time, and many such threads
+/// hold many times the memory they use. Also purges what other threads freed and is due to
+/// go back (at once, not after the purge delay): call it after a large piece of work, not
+/// per small allocation.
+pub fn release_thread_memory() {
+    // SAFETY: a call without arguments into mimalloc, which collects the calling thread's
+    // own heap and the arenas under its own locks.
+    unsafe { mi_collect(true) }
 }
 
 /// Asks Linux for ordinary 4 KiB pages instead of transparent huge pages (THP), for this
