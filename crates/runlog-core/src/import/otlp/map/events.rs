@@ -49,7 +49,7 @@ pub(super) fn agent_events(
             );
         }
         Opening::Session(p, ref name) => {
-            let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
+            let data = json!({"parent": p.session.as_str(), "parent_turn": p.turn.as_deref(), "name": name});
             o.push(
                 line,
                 start,
