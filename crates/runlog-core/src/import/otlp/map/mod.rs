@@ -24,11 +24,11 @@ use serde_json::{json, Value};
 
 use super::attributes::Attrs;
 use super::{LogRecord, Span};
-use crate::event::{Event, Id, PayloadIndex};
+use crate::event::{Data, Event, Id, Kind, PayloadIndex};
 use attrs::{agent_name, finish_reasons, log_record, op_of, span_record};
 use errors::span_error;
 use events::{agent_events, model_end, tool_events, LastCall, Opening};
-use text::ObjectText;
+use text::{ObjectText, Written};
 use tree::{
     anchors, contexts, failed_attempt, inferred_call_ids, last_calls, roles, root_id, Anchor, Role,
     Tree,
@@ -68,8 +68,31 @@ pub(super) struct Out {
 }
 
 impl Out {
-    /// An event whose data is already JSON text (an object with members).
-    fn push_text(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: String) {
+    /// An event whose data is written already (an object with members).
+    fn push_text(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, w: Written) {
+        let index = PayloadIndex::of_members(Kind::of(kind), &w.data, &w.members);
+        self.pending_event(line, ts, phase, ctx, kind, w.data, index);
+    }
+
+    /// An event whose data is a JSON object with members (the synthetic events').
+    fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
+        debug_assert!(data.as_object().is_some_and(|m| !m.is_empty()));
+        let text = data.to_string();
+        let index = PayloadIndex::of(kind, &text);
+        self.pending_event(line, ts, phase, ctx, kind, text.into(), index);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pending_event(
+        &mut self,
+        line: u64,
+        ts: i64,
+        phase: u8,
+        ctx: &Ctx,
+        kind: &str,
+        data: Data,
+        index: PayloadIndex,
+    ) {
         let ev = Event {
             seq: 0,
             ts,
@@ -77,21 +100,11 @@ impl Out {
             session: ctx.session.clone(),
             turn: ctx.turn.clone(),
             kind: kind.into(),
-            index: PayloadIndex::of(kind, &data),
-            data: data.into(),
+            index,
+            data,
             file: 0,
             line,
         };
-        self.pending_event(ts, phase, ctx, ev);
-    }
-
-    /// An event whose data is a JSON object with members (the synthetic events').
-    fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
-        debug_assert!(data.as_object().is_some_and(|m| !m.is_empty()));
-        self.push_text(line, ts, phase, ctx, kind, data.to_string());
-    }
-
-    fn pending_event(&mut self, ts: i64, phase: u8, ctx: &Ctx, ev: Event) {
         let depth = match phase {
             PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
             _ => ctx.depth,
