@@ -415,10 +415,25 @@ impl DataBuf {
         self.block = p;
     }
 
-    /// The text as a [`Data`], its block trimmed to it.
+    /// The text written.
+    fn as_str(&self) -> &str {
+        // SAFETY: `..len` of the block's text was written from `&str`s (valid UTF-8).
+        unsafe {
+            let bytes = std::slice::from_raw_parts(text_of(self.block), self.len);
+            std::str::from_utf8_unchecked(bytes)
+        }
+    }
+
+    /// The text as a [`Data`], its block trimmed to it; or, when more than an eighth of the
+    /// block is left over, copied into a block of its own size (the allocator keeps a block
+    /// trimmed by less than half in place, with the room left in it).
     pub fn finish(mut self) -> Data {
         // SAFETY: the writer holds its block.
-        if unsafe { self.block.as_ref() }.cap != self.len {
+        let cap = unsafe { self.block.as_ref() }.cap;
+        if cap - self.len > self.len / 8 {
+            return Data::own(self.as_str());
+        }
+        if cap != self.len {
             self.resize(self.len);
         }
         let len = u32::try_from(self.len).ok().filter(|&l| l != WHOLE_BLOCK);
@@ -606,6 +621,12 @@ mod tests {
         let part = data.slice(&data[1..6]);
         drop(data);
         assert_eq!(part, want[1..6]);
+        // Kept in its block (exactly full, or trimmed), or copied out of a roomy one.
+        for cap in [want.len(), want.len() + 1, want.len() * 2] {
+            let mut b = DataBuf::with_capacity(cap);
+            b.push_str(&want);
+            assert_eq!(b.finish(), want);
+        }
         assert_eq!(DataBuf::with_capacity(0).finish(), "");
         drop(DataBuf::with_capacity(64));
     }

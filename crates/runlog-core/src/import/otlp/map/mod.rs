@@ -209,8 +209,9 @@ fn pending_events(file_rel: &str, spans: &[Span], logs: &[LogRecord]) -> Vec<Pen
     let made: Vec<(Vec<Pending>, SpanMarks)> = (0..spans.len())
         .into_par_iter()
         .map(|i| {
+            // Room for an agent span's opening, turn and closing, and the span's events.
             let mut o = Out {
-                pending: Vec::new(),
+                pending: Vec::with_capacity(4 + spans[i].events.len()),
             };
             let marks = m.span(i, &mut o);
             (o.pending, marks)
