@@ -10,7 +10,8 @@
 //!
 //! `Data` derefs to `&str`, compares, hashes, prints and formats as its text, so callers read
 //! it as they read the `String` before. Text from elsewhere (importers, the general decoder,
-//! tests) becomes a block of its own with `Data::from`.
+//! tests) becomes a block of its own with `Data::from`, or is written straight into one
+//! with a [`DataBuf`] (an importer's payload written member by member: no copy after).
 
 use std::alloc::{self, Layout};
 use std::fmt;
@@ -346,6 +347,113 @@ impl fmt::Display for Data {
     }
 }
 
+/// A payload's text written in place: a block of its own, grown as it is written, that
+/// becomes a [`Data`] without a copy ([`DataBuf::finish`]).
+pub struct DataBuf {
+    /// Held once, by this writer only.
+    block: NonNull<Header>,
+    /// Bytes of text written.
+    len: usize,
+}
+
+impl DataBuf {
+    /// An empty text with room for `cap` bytes.
+    pub fn with_capacity(cap: usize) -> DataBuf {
+        DataBuf {
+            block: new_block(cap),
+            len: 0,
+        }
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends `text`.
+    #[inline]
+    pub fn push_str(&mut self, text: &str) {
+        let n = text.len();
+        // SAFETY: the writer holds its block.
+        let cap = unsafe { self.block.as_ref() }.cap;
+        if cap - self.len < n {
+            let want = self
+                .len
+                .checked_add(n)
+                .expect("a payload that fits in memory");
+            self.resize(want.max(cap.saturating_mul(2)));
+        }
+        // SAFETY: `len..len + n` is within the block, which no `Data` holds yet.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), text_of(self.block).add(self.len), n);
+        }
+        self.len += n;
+    }
+
+    /// Gives the block room for exactly `cap` bytes of text (at least those written).
+    fn resize(&mut self, cap: usize) {
+        debug_assert!(cap >= self.len);
+        // SAFETY: the writer holds its block.
+        let old_cap = unsafe { self.block.as_ref() }.cap;
+        let old = layout(old_cap).expect("the layout the block was made with");
+        let Some(new) = layout(cap) else {
+            panic!("a payload of {cap} bytes does not fit in memory")
+        };
+        // SAFETY: the block was allocated with `old`; the new size is not zero (the header)
+        // and was checked by `layout`. No one else holds the block: moving it is safe.
+        let p = unsafe { alloc::realloc(self.block.as_ptr().cast(), old, new.size()) };
+        let Some(p) = NonNull::new(p.cast::<Header>()) else {
+            alloc::handle_alloc_error(new)
+        };
+        // SAFETY: `p` is the block, moved; its header was copied with it.
+        unsafe { (*p.as_ptr()).cap = cap };
+        self.block = p;
+    }
+
+    /// The text written.
+    fn as_str(&self) -> &str {
+        // SAFETY: `..len` of the block's text was written from `&str`s (valid UTF-8).
+        unsafe {
+            let bytes = std::slice::from_raw_parts(text_of(self.block), self.len);
+            std::str::from_utf8_unchecked(bytes)
+        }
+    }
+
+    /// The text as a [`Data`], its block trimmed to it; or, when more than an eighth of the
+    /// block is left over, copied into a block of its own size (the allocator keeps a block
+    /// trimmed by less than half in place, with the room left in it).
+    pub fn finish(mut self) -> Data {
+        // SAFETY: the writer holds its block.
+        let cap = unsafe { self.block.as_ref() }.cap;
+        if cap - self.len > self.len / 8 {
+            return Data::own(self.as_str());
+        }
+        if cap != self.len {
+            self.resize(self.len);
+        }
+        let len = u32::try_from(self.len).ok().filter(|&l| l != WHOLE_BLOCK);
+        let data = Data {
+            block: self.block,
+            start: 0,
+            len: len.unwrap_or(WHOLE_BLOCK),
+        };
+        // The writer's hold passes to the `Data`.
+        std::mem::forget(self);
+        data
+    }
+}
+
+impl Drop for DataBuf {
+    fn drop(&mut self) {
+        release(self.block);
+    }
+}
+
 /// Writes payloads into shared blocks: one arena per stream read (on one thread), each
 /// payload copied once into the current block, which the arena holds until it is full.
 pub struct DataArena {
@@ -495,6 +603,32 @@ mod tests {
         // A slice of a slice is a slice of the block.
         let c = owned.slice(&owned[10..]);
         assert_eq!(c, "\u{e9}");
+    }
+
+    #[test]
+    fn written_text_reads_back_as_pushed() {
+        let mut b = DataBuf::with_capacity(4);
+        assert!(b.is_empty());
+        let mut want = String::new();
+        for i in 0..300 {
+            let part = format!("{{\"n\":{i},\"é\":\"{}\"}}", "x".repeat(i % 7));
+            b.push_str(&part);
+            want.push_str(&part);
+        }
+        assert_eq!(b.len(), want.len());
+        let data = b.finish();
+        assert_eq!(data, want);
+        let part = data.slice(&data[1..6]);
+        drop(data);
+        assert_eq!(part, want[1..6]);
+        // Kept in its block (exactly full, or trimmed), or copied out of a roomy one.
+        for cap in [want.len(), want.len() + 1, want.len() * 2] {
+            let mut b = DataBuf::with_capacity(cap);
+            b.push_str(&want);
+            assert_eq!(b.finish(), want);
+        }
+        assert_eq!(DataBuf::with_capacity(0).finish(), "");
+        drop(DataBuf::with_capacity(64));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub mod data;
 pub mod kind_set;
 pub mod payload;
 
-pub use data::{prefetched, Data, DataArena};
+pub use data::{prefetched, Data, DataArena, DataBuf};
 pub use kind_set::KindSet;
 pub use payload::PayloadIndex;
 

@@ -2,29 +2,30 @@
 //! restart their counters in every file: roots are followed through the sessions that name
 //! them, and an imported root's events from several files are numbered again.
 
-use crate::event::Event;
+use crate::event::{Event, Id};
+use foldhash::fast::RandomState;
 use std::collections::HashMap;
 
 /// Imported events name the root their own file knows; a subagent's file may know only its
 /// parent session. Each session whose events name another root points there; roots are
 /// followed along those links (across files) to the top.
 pub fn resolve_imported_roots(all: &mut [Vec<Event>], imported: &[bool]) {
-    let mut up: HashMap<String, String> = HashMap::new();
+    let mut up: HashMap<Id, Id, RandomState> = HashMap::default();
     for (f, evs) in all.iter().enumerate() {
         if !imported[f] {
             continue;
         }
         for ev in evs {
             if ev.session != ev.root {
-                up.entry(ev.session.to_string())
-                    .or_insert_with(|| ev.root.to_string());
+                up.entry(ev.session.clone())
+                    .or_insert_with(|| ev.root.clone());
             }
         }
     }
     if up.is_empty() {
         return;
     }
-    let top = |start: &str| -> Option<String> {
+    let top = |start: &Id| -> Option<Id> {
         let mut cur = start;
         let mut steps = 0;
         while let Some(next) = up.get(cur) {
@@ -34,15 +35,25 @@ pub fn resolve_imported_roots(all: &mut [Vec<Event>], imported: &[bool]) {
             cur = next;
             steps += 1;
         }
-        (cur != start).then(|| cur.to_string())
+        (cur != start).then(|| cur.clone())
     };
+    // Each root's top, worked out once.
+    let mut tops: HashMap<Id, Option<Id>, RandomState> = HashMap::default();
     for (f, evs) in all.iter_mut().enumerate() {
         if !imported[f] {
             continue;
         }
         for ev in evs.iter_mut() {
-            if let Some(t) = top(&ev.root) {
-                ev.root = t.into();
+            let t = match tops.get(&ev.root) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = top(&ev.root);
+                    tops.insert(ev.root.clone(), t.clone());
+                    t
+                }
+            };
+            if let Some(t) = t {
+                ev.root = t;
             }
         }
     }

@@ -2,7 +2,9 @@
 //! carry them write: members in key order, each value as serde_json writes it, built once
 //! when the line is read (from the line's own text where it is already so written). Events
 //! copy the text as it is, without a JSON tree or writing it again; the mapping looks a
-//! member up by its key and reads only the values it needs.
+//! member up by its key and reads only the values it needs. Most keys looked up are absent
+//! (each canonical field has several spellings, one of them written at most): a filter of
+//! the keys present answers those without a search.
 
 use std::borrow::Cow;
 
@@ -17,6 +19,8 @@ pub(crate) struct Attrs {
     /// key as written (so that a key looked up, which holds nothing to escape, is found by
     /// its bytes).
     index: Vec<[u32; 4]>,
+    /// The [`key_bit`] of every key: a key whose bit is not set is absent.
+    keys: u64,
 }
 
 impl Default for Attrs {
@@ -24,8 +28,16 @@ impl Default for Attrs {
         Attrs {
             text: "{}".to_string(),
             index: Vec::new(),
+            keys: 0,
         }
     }
+}
+
+/// One of 64 bits for a key's bytes (as written), by a hash with a fixed seed.
+fn key_bit(key: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    let hash = foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15).hash_one(key);
+    1 << (hash >> 58)
 }
 
 impl Attrs {
@@ -66,7 +78,10 @@ impl Attrs {
         index.sort_unstable_by(|a, b| {
             bytes[a[0] as usize..a[1] as usize].cmp(&bytes[b[0] as usize..b[1] as usize])
         });
-        Some(Attrs { text, index })
+        let keys = index.iter().fold(0, |bits, m| {
+            bits | key_bit(&bytes[m[0] as usize..m[1] as usize])
+        });
+        Some(Attrs { text, index, keys })
     }
 
     /// The attributes of a JSON map (the message types' reading).
@@ -101,6 +116,9 @@ impl Attrs {
 
     /// The JSON text of the value of `key` (a key with nothing to escape).
     pub(crate) fn raw(&self, key: &str) -> Option<&str> {
+        if self.keys & key_bit(key.as_bytes()) == 0 {
+            return None;
+        }
         let i = self
             .index
             .binary_search_by(|m| self.key(m[0], m[1]).cmp(key.as_bytes()))
@@ -198,6 +216,23 @@ mod tests {
         assert!(!a.contains_key("z"));
         assert_eq!(a.to_map(), map);
         assert_eq!(Attrs::default().text(), "{}");
+    }
+
+    #[test]
+    fn every_key_is_found_however_many() {
+        for n in [1, 8, 40, 300] {
+            let map: Map<String, Value> = (0..n)
+                .map(|i| (format!("gen_ai.key.{i}"), Value::from(i)))
+                .collect();
+            let a = Attrs::from_map(&map);
+            for i in 0..n {
+                assert_eq!(a.get(&format!("gen_ai.key.{i}")), Some(Value::from(i)));
+            }
+            for i in n..n + 300 {
+                assert_eq!(a.raw(&format!("gen_ai.key.{i}")), None);
+            }
+        }
+        assert_eq!(Attrs::default().raw(""), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use super::text::ObjectText;
+use super::text::{ObjectText, Written};
 use super::Op;
 use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::{LogRecord, Span};
@@ -472,7 +472,7 @@ pub(super) fn usage(a: &Attrs) -> Option<Value> {
 
 /// The whole span, for an `otlp:<name>` event: its JSON text, written from the span without
 /// a copy, members in the order of a JSON map (by name) as every event's data is.
-pub(super) fn span_record(span: &Span) -> String {
+pub(super) fn span_record(span: &Span) -> Written {
     let mut m = ObjectText::with_capacity(
         span.attrs.text().len() + span.resource.text().len() + span.scope.len() + 512,
     );
@@ -500,7 +500,7 @@ pub(super) fn span_record(span: &Span) -> String {
     m.finish()
 }
 
-pub(super) fn log_record(r: &LogRecord) -> String {
+pub(super) fn log_record(r: &LogRecord) -> Written {
     let mut m = ObjectText::with_capacity(
         r.attrs.text().len() + r.resource.text().len() + r.scope.len() + 512,
     );

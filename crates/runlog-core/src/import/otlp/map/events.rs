@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::attrs::{any_attr, finish_reasons, keys, span_record, str_attr, tool_name, usage};
 use super::errors::span_error;
-use super::text::ObjectText;
+use super::text::{ObjectText, Written};
 use super::{ts_or, Ctx, Out, PHASE_BODY, PHASE_CLOSE, PHASE_IDLE, PHASE_OPEN};
 use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
@@ -49,7 +49,7 @@ pub(super) fn agent_events(
             );
         }
         Opening::Session(p, ref name) => {
-            let data = json!({"parent": p.session, "parent_turn": p.turn, "name": name});
+            let data = json!({"parent": p.session.as_str(), "parent_turn": p.turn.as_deref(), "name": name});
             o.push(
                 line,
                 start,
@@ -140,7 +140,7 @@ fn finish_kind(reason: &str) -> String {
 
 /// `turn/end` of an agent span: failed when the span failed, or (inferred) when its last
 /// inference failed; else by that inference's finish reason.
-pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> String {
+pub(super) fn turn_end(span: &Span, error: Option<Value>, last: &LastCall) -> Written {
     let mut reason = Map::new();
     let inferred = error.is_none() && last.error.is_some();
     let error = error.or_else(|| last.error.clone());

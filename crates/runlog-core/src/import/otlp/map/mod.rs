@@ -24,12 +24,11 @@ use serde_json::{json, Value};
 
 use super::attributes::Attrs;
 use super::{LogRecord, Span};
-use crate::event::{Event, PayloadIndex};
-use crate::import::event;
+use crate::event::{Data, Event, Id, Kind, PayloadIndex};
 use attrs::{agent_name, finish_reasons, log_record, op_of, span_record};
 use errors::span_error;
 use events::{agent_events, model_end, tool_events, LastCall, Opening};
-use text::ObjectText;
+use text::{ObjectText, Written};
 use tree::{
     anchors, contexts, failed_attempt, inferred_call_ids, last_calls, roles, root_id, Anchor, Role,
     Tree,
@@ -44,12 +43,13 @@ pub(super) enum Op {
     Other,
 }
 
-/// Where a span's events go: the agent tree (root), the session and turn.
+/// Where a span's events go: the agent tree (root), the session and turn, as the ids its
+/// events hold (shared: a span's events and its children's count references to one text).
 #[derive(Debug, Clone)]
 pub(super) struct Ctx {
-    root: String,
-    session: String,
-    turn: Option<String>,
+    root: Id,
+    session: Id,
+    turn: Option<Id>,
     /// Nesting depth of the invocation (0 for a root invocation).
     depth: i64,
 }
@@ -68,38 +68,43 @@ pub(super) struct Out {
 }
 
 impl Out {
-    /// An event whose data is already JSON text (an object with members).
-    fn push_text(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: String) {
+    /// An event whose data is written already (an object with members).
+    fn push_text(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, w: Written) {
+        let index = PayloadIndex::of_members(Kind::of(kind), &w.data, &w.members);
+        self.pending_event(line, ts, phase, ctx, kind, w.data, index);
+    }
+
+    /// An event whose data is a JSON object with members (the synthetic events').
+    fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
+        debug_assert!(data.as_object().is_some_and(|m| !m.is_empty()));
+        let text = data.to_string();
+        let index = PayloadIndex::of(kind, &text);
+        self.pending_event(line, ts, phase, ctx, kind, text.into(), index);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pending_event(
+        &mut self,
+        line: u64,
+        ts: i64,
+        phase: u8,
+        ctx: &Ctx,
+        kind: &str,
+        data: Data,
+        index: PayloadIndex,
+    ) {
         let ev = Event {
             seq: 0,
             ts,
-            root: ctx.root.as_str().into(),
-            session: ctx.session.as_str().into(),
-            turn: ctx.turn.as_deref().map(Into::into),
+            root: ctx.root.clone(),
+            session: ctx.session.clone(),
+            turn: ctx.turn.clone(),
             kind: kind.into(),
-            index: PayloadIndex::of(kind, &data),
-            data: data.into(),
+            index,
+            data,
             file: 0,
             line,
         };
-        self.pending_event(ts, phase, ctx, ev);
-    }
-
-    fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
-        let mut ev = event(
-            0,
-            ts,
-            &ctx.root,
-            &ctx.session,
-            ctx.turn.as_deref(),
-            kind,
-            data,
-        );
-        ev.line = line;
-        self.pending_event(ts, phase, ctx, ev);
-    }
-
-    fn pending_event(&mut self, ts: i64, phase: u8, ctx: &Ctx, ev: Event) {
         let depth = match phase {
             PHASE_CLOSE | PHASE_IDLE => -ctx.depth,
             _ => ctx.depth,
@@ -132,26 +137,50 @@ pub(super) const PHASE_IDLE: u8 = 3;
 /// its agent's log): an agent's numbers depend on its own spans only, so a receiver that
 /// maps again only the agents a batch of spans touches numbers them as a file ingest does.
 pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: &mut Vec<Event>) {
-    let mut ops: Vec<Op> = spans.iter().map(op_of).collect();
+    let mut pending = pending_events(file_rel, &spans, &logs);
+    // The spans and records are freed while their events are put in order.
+    rayon::join(
+        move || drop((spans, logs)),
+        || {
+            pending.par_sort_by(|a, b| {
+                (a.ts, a.phase, a.depth, &*a.ev.root).cmp(&(b.ts, b.phase, b.depth, &*b.ev.root))
+            })
+        },
+    );
+    out.reserve(pending.len());
+    let mut next: HashMap<Id, u64, foldhash::fast::RandomState> = HashMap::default();
+    for p in pending {
+        let mut ev = p.ev;
+        let n = next.entry(ev.root.clone()).or_insert(0);
+        ev.seq = *n;
+        *n += 1;
+        out.push(ev);
+    }
+}
+
+/// The events of the file's spans and records, in span order then record order, with their
+/// sort keys.
+fn pending_events(file_rel: &str, spans: &[Span], logs: &[LogRecord]) -> Vec<Pending> {
+    let mut ops: Vec<Op> = spans.par_iter().map(op_of).collect();
     let by_id: HashMap<(&str, &str), usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
         .collect();
-    let agent_names = llama_index::workflow_agents(&spans, &mut ops, &by_id);
-    outer_layers(&spans, &mut ops, &by_id);
-    let anchors = anchors(&spans, &ops, &by_id);
+    let agent_names = llama_index::workflow_agents(spans, &mut ops, &by_id);
+    outer_layers(spans, &mut ops, &by_id);
+    let anchors = anchors(spans, &ops, &by_id);
     let roles = roles(&ops, &anchors);
     let ctxs = contexts(&Tree {
         file_rel,
-        spans: &spans,
+        spans,
         ops: &ops,
         roles: &roles,
         anchors: &anchors,
     });
     // Exceptions recorded as log records, by the span they name.
     let mut log_exceptions: HashMap<(&str, &str), Vec<&Attrs>> = HashMap::new();
-    for r in &logs {
+    for r in logs {
         if r.attrs.contains_key("exception.type") || r.attrs.contains_key("exception.message") {
             log_exceptions
                 .entry((r.trace.as_str(), r.span.as_str()))
@@ -160,14 +189,14 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         }
     }
     let mut m = Mapper {
-        spans: &spans,
+        spans,
         ops: &ops,
         roles: &roles,
         by_id: &by_id,
         anchors: &anchors,
         ctxs: &ctxs,
-        last_calls: last_calls(&spans, &ops, &anchors),
-        call_ids: inferred_call_ids(&spans, &ops, &anchors),
+        last_calls: last_calls(spans, &ops, &anchors),
+        call_ids: inferred_call_ids(spans, &ops, &anchors),
         agent_names,
         log_exceptions,
         o: Out {
@@ -180,13 +209,16 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
     let made: Vec<(Vec<Pending>, SpanMarks)> = (0..spans.len())
         .into_par_iter()
         .map(|i| {
+            // Room for an agent span's opening, turn and closing, and the span's events.
             let mut o = Out {
-                pending: Vec::new(),
+                pending: Vec::with_capacity(4 + spans[i].events.len()),
             };
             let marks = m.span(i, &mut o);
             (o.pending, marks)
         })
         .collect();
+    let made_events: usize = made.iter().map(|(p, _)| p.len()).sum();
+    m.o.pending.reserve(made_events + logs.len());
     for (pending, marks) in made {
         m.o.pending.extend(pending);
         if let Some((key, first)) = marks.unfinished {
@@ -196,7 +228,7 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
         let (root, at, line) = marks.root;
         m.first_of_root(root, at, line);
     }
-    for r in &logs {
+    for r in logs {
         let ctx = m.log_ctx(file_rel, r);
         m.first_of_root(&ctx.root, r.ts, r.line);
         let kind = format!("otlp:{}", r.name);
@@ -204,19 +236,7 @@ pub(super) fn emit(file_rel: &str, spans: Vec<Span>, logs: Vec<LogRecord>, out: 
     }
     m.unfinished();
     m.root_starts();
-    let mut pending = m.o.pending;
-    pending.sort_by(|a, b| {
-        (a.ts, a.phase, a.depth, &*a.ev.root).cmp(&(b.ts, b.phase, b.depth, &*b.ev.root))
-    });
-    out.reserve(pending.len());
-    let mut next: HashMap<crate::event::Id, u64> = HashMap::new();
-    for p in pending {
-        let mut ev = p.ev;
-        let n = next.entry(ev.root.clone()).or_insert(0);
-        ev.seq = *n;
-        *n += 1;
-        out.push(ev);
-    }
+    m.o.pending
 }
 
 /// One model call traced at two layers (OpenLIT traces LangChain's `chat` and, inside it, the
@@ -269,18 +289,18 @@ struct Mapper<'a> {
     log_exceptions: HashMap<(&'a str, &'a str), Vec<&'a Attrs>>,
     o: Out,
     /// Each tree's first time and line (its `session/start`).
-    roots: BTreeMap<String, (i64, u64)>,
+    roots: BTreeMap<Id, (i64, u64)>,
     /// Invocations whose agent span is not in the file: (root, missing span id) to the
     /// first time and line of their calls.
-    unfinished: BTreeMap<(String, String), (i64, u64)>,
+    unfinished: BTreeMap<(Id, String), (i64, u64)>,
 }
 
 /// What a span's mapping leaves beside its events: the invocation it opens without its
 /// agent span (root and missing span id, to its first time and line), and its tree's root
 /// with its time and line.
 struct SpanMarks<'a> {
-    unfinished: Option<((String, String), (i64, u64))>,
-    root: (&'a str, i64, u64),
+    unfinished: Option<((Id, String), (i64, u64))>,
+    root: (&'a Id, i64, u64),
 }
 
 impl<'m> Mapper<'m> {
@@ -372,11 +392,11 @@ impl<'m> Mapper<'m> {
             .unwrap_or(&[])
     }
 
-    fn first_of_root(&mut self, root: &str, at: i64, line: u64) {
+    fn first_of_root(&mut self, root: &Id, at: i64, line: u64) {
         match self.roots.get_mut(root) {
             Some(e) => *e = (*e).min((at, line)),
             None => {
-                self.roots.insert(root.to_string(), (at, line));
+                self.roots.insert(root.clone(), (at, line));
             }
         }
     }
@@ -386,7 +406,7 @@ impl<'m> Mapper<'m> {
         match self.by_id.get(&(r.trace.as_str(), r.span.as_str())) {
             Some(&i) => self.ctxs[i].clone(),
             None => {
-                let root = root_id(&r.attrs, &r.trace, file_rel);
+                let root: Id = root_id(&r.attrs, &r.trace, file_rel).into();
                 Ctx {
                     session: root.clone(),
                     root,
@@ -404,7 +424,7 @@ impl<'m> Mapper<'m> {
             let ctx = Ctx {
                 root: root.clone(),
                 session: root,
-                turn: Some(turn.clone()),
+                turn: Some(turn.as_str().into()),
                 depth: 0,
             };
             let receipt =

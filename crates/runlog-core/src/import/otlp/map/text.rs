@@ -1,15 +1,31 @@
 //! JSON object text written member by member from borrowed values: the data of the events
 //! that carry a span's attributes (`model/end`, `tool/call`, span events, …), written
-//! without copying the attributes into a JSON tree first. Members are given in key order,
+//! without copying the attributes into a JSON tree first, straight into the event's
+//! [`Data`], with where its members are for the event's index. Members are given in key order,
 //! the order of a JSON map, as every event's data is.
 
 use serde::Serialize;
 
-/// A JSON object's text being written; [`ObjectText::finish`] gives it.
+use crate::event::payload::Members;
+use crate::event::{Data, DataBuf};
+
+/// A JSON object's text being written, straight into the block its event's [`Data`] will
+/// be; [`ObjectText::finish`] gives it.
 pub(in crate::import::otlp) struct ObjectText {
-    buf: Vec<u8>,
+    buf: DataBuf,
+    /// Where each member's key and value are (so that indexing the payload does not walk
+    /// it again).
+    members: Members,
+    /// A member's value as serde_json writes it, before it is checked as text.
+    value: Vec<u8>,
     #[cfg(debug_assertions)]
     last: &'static str,
+}
+
+/// An object written by [`ObjectText`]: its text, and where its members are in it.
+pub(in crate::import::otlp) struct Written {
+    pub(in crate::import::otlp) data: Data,
+    pub(in crate::import::otlp) members: Members,
 }
 
 impl ObjectText {
@@ -20,7 +36,9 @@ impl ObjectText {
     /// An object whose text will be about `bytes` long.
     pub(in crate::import::otlp) fn with_capacity(bytes: usize) -> ObjectText {
         ObjectText {
-            buf: Vec::with_capacity(bytes),
+            buf: DataBuf::with_capacity(bytes),
+            members: Members::EMPTY,
+            value: Vec::new(),
             #[cfg(debug_assertions)]
             last: "",
         }
@@ -32,22 +50,16 @@ impl ObjectText {
         key: &'static str,
         value: &T,
     ) -> &mut ObjectText {
-        #[cfg(debug_assertions)]
-        {
-            debug_assert!(self.buf.is_empty() || self.last < key, "{key} out of order");
-            self.last = key;
+        let mut text = std::mem::take(&mut self.value);
+        text.clear();
+        // Not for the values written here (JSON maps have string keys), but a member that
+        // cannot be written is left out whole.
+        if serde_json::to_writer(&mut text, value).is_ok() {
+            if let Ok(t) = std::str::from_utf8(&text) {
+                self.member_raw(key, t);
+            }
         }
-        let before = self.buf.len();
-        self.buf.push(if before == 0 { b'{' } else { b',' });
-        self.buf.push(b'"');
-        // The keys are plain names: nothing to escape.
-        self.buf.extend_from_slice(key.as_bytes());
-        self.buf.extend_from_slice(b"\":");
-        if serde_json::to_writer(&mut self.buf, value).is_err() {
-            // Not for the values written here (JSON maps have string keys); a member that
-            // cannot be written is left out whole.
-            self.buf.truncate(before);
-        }
+        self.value = text;
         self
     }
 
@@ -63,21 +75,29 @@ impl ObjectText {
             debug_assert!(self.buf.is_empty() || self.last < key, "{key} out of order");
             self.last = key;
         }
-        self.buf.push(if self.buf.is_empty() { b'{' } else { b',' });
-        self.buf.push(b'"');
-        self.buf.extend_from_slice(key.as_bytes());
-        self.buf.extend_from_slice(b"\":");
-        self.buf.extend_from_slice(raw.as_bytes());
+        self.buf
+            .push_str(if self.buf.is_empty() { "{\"" } else { ",\"" });
+        // The keys are plain names: nothing to escape.
+        let key_at = self.buf.len();
+        self.buf.push_str(key);
+        self.buf.push_str("\":");
+        let value_at = self.buf.len();
+        self.buf.push_str(raw);
+        self.members
+            .push((key_at, key_at + key.len()), (value_at, self.buf.len()));
         self
     }
 
     /// The object's text (`{}` without members).
-    pub(in crate::import::otlp) fn finish(mut self) -> String {
+    pub(in crate::import::otlp) fn finish(mut self) -> Written {
         if self.buf.is_empty() {
-            return "{}".to_string();
+            self.buf.push_str("{");
         }
-        self.buf.push(b'}');
-        String::from_utf8(self.buf).unwrap_or_else(|_| "{}".to_string())
+        self.buf.push_str("}");
+        Written {
+            data: self.buf.finish(),
+            members: self.members,
+        }
     }
 }
 
@@ -95,7 +115,7 @@ mod tests {
             .member("duration_ms", &12.5f64)
             .member("name", "chat \u{1}é");
         let want = json!({"attributes": attrs, "duration_ms": 12.5, "name": "chat \u{1}é"});
-        assert_eq!(o.finish(), want.to_string());
-        assert_eq!(ObjectText::new().finish(), "{}");
+        assert_eq!(o.finish().data, want.to_string());
+        assert_eq!(ObjectText::new().finish().data, "{}");
     }
 }

@@ -2,11 +2,11 @@
 //! role of each agent span (root, subagent session, turn), the session and turn its events
 //! go to, and the links between inference and tool spans.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::attrs::{keys, output_tool_calls, str_attr, tool_name};
 use super::{Ctx, Op};
+use crate::event::Id;
 use crate::import::otlp::attributes::Attrs;
 use crate::import::otlp::Span;
 
@@ -137,47 +137,47 @@ pub(super) fn resolve(tree: &Tree, i: usize, ctxs: &mut Vec<Option<Ctx>>, budget
         _ => (None, Role::None),
     };
     let via_tool = matches!(anchors[i], Anchor::Agent(_, true));
-    let own_turn = Some(s.id.clone());
+    let own_turn = || Some(Id::from(s.id.as_str()));
     let c = match (roles[i], parent) {
         (Role::Root | Role::Container | Role::Subagent | Role::TurnOf, None) => {
-            let root = root_id(&s.attrs, &s.trace, file_rel);
+            let root: Id = root_id(&s.attrs, &s.trace, file_rel).into();
             Ctx {
                 session: root.clone(),
                 root,
                 turn: if roles[i] == Role::Container {
                     None
                 } else {
-                    own_turn
+                    own_turn()
                 },
                 depth: 0,
             }
         }
         (Role::Container, Some(p)) if parent_role == Role::Container && !via_tool => p,
         (Role::TurnOf, Some(p)) => Ctx {
-            turn: own_turn,
+            turn: own_turn(),
             depth: p.depth + 1,
             ..p
         },
         (Role::Root | Role::Container | Role::Subagent, Some(p)) => {
             let own = str_attr(&s.attrs, keys::CONVERSATION)
-                .filter(|c| **c != p.session && **c != p.root);
+                .filter(|c| **c != *p.session && **c != *p.root);
             Ctx {
                 root: p.root,
-                session: own.map_or_else(|| s.id.clone(), Cow::into_owned),
+                session: Id::from(own.as_deref().unwrap_or(&s.id)),
                 turn: if roles[i] == Role::Container {
                     None
                 } else {
-                    own_turn
+                    own_turn()
                 },
                 depth: p.depth + 1,
             }
         }
         (Role::None, Some(p)) => p,
         (Role::None, None) => {
-            let root = root_id(&s.attrs, &s.trace, file_rel);
+            let root: Id = root_id(&s.attrs, &s.trace, file_rel).into();
             let turn = match &anchors[i] {
                 Anchor::Missing(parent) if matches!(ops[i], Op::Inference | Op::Tool) => {
-                    Some(parent.clone())
+                    Some(Id::from(parent.as_str()))
                 }
                 _ => None,
             };
