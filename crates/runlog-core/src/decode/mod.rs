@@ -430,9 +430,10 @@ fn required_string<'a>(
 }
 
 fn parse_seq(raw: &str) -> std::result::Result<u64, String> {
-    // The raw JSON may hold whitespace such as `\r` or `\t`: the reason is one line.
+    // The raw JSON may hold whitespace such as `\r` or `\t`: the reason is one line. The
+    // control characters go before the secrets are masked, so that none is made of them.
     let bad = || {
-        let shown = quote(raw).replace(|c: char| c.is_control(), " ");
+        let shown = quote(&raw.replace(|c: char| c.is_control(), " "));
         format!("`seq` must be an integer in 0..2^63, found {shown}")
     };
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
@@ -548,6 +549,12 @@ mod tests {
         // Found by the fuzz target: JSON whitespace inside a raw `seq` value was quoted as is.
         let err = parse_line(b"{\"seq\":{ \"a\"\r\r\t:1},\"ts\":\"x\"}").unwrap_err();
         assert!(!err.chars().any(char::is_control), "{err:?}");
+        // Found by the fuzz target: a control character between `Bearer` and a token
+        // became the space that makes a secret of them after the masking.
+        let line = b"{\"seq\":{\"authorization\":\"Bearer\x7fabcdefklmnopqrstuvwxyz\"}}";
+        let err = parse_line(line).unwrap_err();
+        assert_eq!(mask_secrets(&err), err);
+        assert!(!err.contains("abcdef"), "{err}");
     }
 
     /// Data whose syntax is valid but that serde_json cannot read into values is rejected,
