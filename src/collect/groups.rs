@@ -79,8 +79,11 @@ impl Groups {
         into.dedup();
         let moved = std::mem::take(&mut self.roots[small as usize]);
         if !moved.is_empty() {
+            // The roots move, not copied: a boxed slice becomes a vector in place.
             let into = &mut self.roots[big as usize];
-            *into = into.iter().cloned().chain(Vec::from(moved)).collect();
+            let mut all = Vec::from(std::mem::take(into));
+            all.extend(Vec::from(moved));
+            *into = all.into_boxed_slice();
         }
         big
     }
