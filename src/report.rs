@@ -85,13 +85,16 @@ pub const SECTIONS: &[(&str, &str, &str, &str)] = &[
         "intervals by the {unit} they opened in (the unit follows the data's span); settled ones by the 5 most common finish reasons, the rest as (other)",
         "WITH ranked AS (
              SELECT finish_reason, row_number() OVER (ORDER BY count(*) DESC, finish_reason) AS rank
-             FROM intervals WHERE status = 'settled' AND finish_reason IS NOT NULL GROUP BY finish_reason)
-         SELECT to_char(date_trunc('{unit}', i.opened_at), '{format}') AS {unit}, i.status,
-                CASE WHEN i.status <> 'settled' THEN coalesce(i.finish_reason, '-')
-                     WHEN r.rank <= 5 THEN i.finish_reason ELSE '(other)' END AS finish_reason,
-                count(*) AS intervals
-         FROM intervals i LEFT JOIN ranked r ON i.finish_reason = r.finish_reason
-         GROUP BY 1, 2, 3 ORDER BY 1, intervals DESC, status, finish_reason",
+             FROM intervals WHERE status = 'settled' AND finish_reason IS NOT NULL GROUP BY finish_reason),
+         buckets AS (
+             SELECT date_trunc('{unit}', i.opened_at) AS bucket, i.status,
+                    CASE WHEN i.status <> 'settled' THEN coalesce(i.finish_reason, '-')
+                         WHEN r.rank <= 5 THEN i.finish_reason ELSE '(other)' END AS finish_reason,
+                    count(*) AS intervals
+             FROM intervals i LEFT JOIN ranked r ON i.finish_reason = r.finish_reason
+             GROUP BY 1, 2, 3)
+         SELECT to_char(bucket, '{format}') AS {unit}, status, finish_reason, intervals
+         FROM buckets ORDER BY 1, intervals DESC, status, finish_reason",
     ),
     (
         "turn_states",
