@@ -46,20 +46,28 @@ impl Demand {
     /// The demand of the SQL statements `sqls` run under `window`. A window's views read
     /// more than the statements name, so under a window every column and every event is
     /// needed.
-    pub fn of<S: AsRef<str>>(sqls: &[S], window: &TimeWindow) -> Demand {
+    pub fn of<S: AsRef<str> + Sync>(sqls: &[S], window: &TimeWindow) -> Demand {
+        // One planning context for every statement, planned at once (a report's dozen
+        // statements, one after the other, were a serial start before any file was read).
+        let planner = Planner::new();
+        let whole = !window.is_all();
+        let planned: Vec<Planned> = sqls
+            .par_iter()
+            .map(|s| planner.plan(s.as_ref(), whole))
+            .collect();
         let mut tables: Vec<Table> = Vec::new();
-        for sql in sqls {
-            for t in crate::query::tables_referenced(sql.as_ref()) {
+        for p in &planned {
+            for &t in &p.tables {
                 if !tables.contains(&t) {
                     tables.push(t);
                 }
             }
         }
         let tables = crate::query::tables_for_window(&tables, window);
-        if !window.is_all() {
+        if whole {
             return Demand::whole(tables);
         }
-        let columns = columns_read(sqls, &tables);
+        let columns = columns_read(planned, &tables);
         let keep = columns.as_ref().and_then(|cols| {
             runlog_core::reduce::needs::kinds_for(cols.iter().map(|(t, c)| (t.name(), c.clone())))
         });
@@ -142,24 +150,46 @@ impl Demand {
     }
 }
 
-/// The columns each of `tables` is read for by `sqls`, from the table scans of their
-/// optimized plans over empty tables (a table's filters' columns included); `None` when a
-/// statement cannot be planned here, or reads a table without scanning it.
-fn columns_read<S: AsRef<str>>(
-    sqls: &[S],
-    tables: &[Table],
-) -> Option<BTreeMap<Table, Vec<String>>> {
-    let ctx = SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
-    for &t in store::TABLES {
-        let mem = MemTable::try_new(store::schema(t), vec![vec![]]).ok()?;
-        ctx.register_table(t.name(), Arc::new(mem)).ok()?;
+/// A context for planning statements over the warehouse tables, empty.
+struct Planner {
+    state: datafusion::execution::SessionState,
+}
+
+/// What one statement reads: the tables it names, and the columns each of its table scans
+/// reads (`None` when it cannot be planned here, or reads a table without scanning it).
+struct Planned {
+    tables: Vec<Table>,
+    columns: Option<BTreeMap<Table, Vec<String>>>,
+}
+
+impl Planner {
+    fn new() -> Planner {
+        let ctx =
+            SessionContext::new_with_config(crate::query::session_config(SessionConfig::new()));
+        for &t in store::TABLES {
+            if let Ok(mem) = MemTable::try_new(store::schema(t), vec![vec![]]) {
+                let _ = ctx.register_table(t.name(), Arc::new(mem));
+            }
+        }
+        Planner { state: ctx.state() }
     }
-    let state = ctx.state();
-    let mut out: BTreeMap<Table, Vec<String>> = BTreeMap::new();
-    for sql in sqls {
+
+    /// `sql`'s tables, and their columns unless every column is read anyway (`whole`).
+    fn plan(&self, sql: &str, whole: bool) -> Planned {
+        Planned {
+            tables: crate::query::tables_referenced(&self.state, sql),
+            columns: if whole { None } else { self.columns(sql) },
+        }
+    }
+
+    /// The columns the table scans of `sql`'s optimized plan read (a table's filters'
+    /// columns included).
+    fn columns(&self, sql: &str) -> Option<BTreeMap<Table, Vec<String>>> {
+        let state = &self.state;
         // Planning over memory tables waits on nothing: no runtime needed.
-        let plan = futures::executor::block_on(state.create_logical_plan(sql.as_ref())).ok()?;
+        let plan = futures::executor::block_on(state.create_logical_plan(sql)).ok()?;
         let plan = state.optimize(&plan).ok()?;
+        let mut out: BTreeMap<Table, Vec<String>> = BTreeMap::new();
         let mut scans_ok = true;
         plan.apply_with_subqueries(|node| {
             if let LogicalPlan::TableScan(scan) = node {
@@ -188,17 +218,26 @@ fn columns_read<S: AsRef<str>>(
             Ok(TreeNodeRecursion::Continue)
         })
         .ok()?;
-        if !scans_ok {
-            return None;
+        scans_ok.then_some(out)
+    }
+}
+
+/// The columns each of `tables` is read for by the `planned` statements together; `None`
+/// when one of them could not be planned here, or a table is named but never scanned
+/// (DESCRIBE, say: read whole).
+fn columns_read(planned: Vec<Planned>, tables: &[Table]) -> Option<BTreeMap<Table, Vec<String>>> {
+    let mut out: BTreeMap<Table, Vec<String>> = BTreeMap::new();
+    for p in planned {
+        for (table, cols) in p.columns? {
+            let all = out.entry(table).or_default();
+            for c in cols {
+                if !all.contains(&c) {
+                    all.push(c);
+                }
+            }
         }
     }
-    // A table named but never scanned (DESCRIBE, say) is read whole.
-    for &t in tables {
-        if !out.contains_key(&t) {
-            return None;
-        }
-    }
-    Some(out)
+    tables.iter().all(|t| out.contains_key(t)).then_some(out)
 }
 
 #[cfg(test)]

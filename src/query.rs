@@ -102,11 +102,9 @@ pub async fn context_like(ctx: &SessionContext) -> Result<SessionContext> {
 }
 
 /// The warehouse tables a SQL statement reads (so that a query over raw files builds only
-/// those). Falls back to every table when the statement cannot be parsed here; planning
-/// will then report the error.
-pub fn tables_referenced(sql: &str) -> Vec<Table> {
-    let ctx = new_context();
-    let state = ctx.state();
+/// those), parsed by `state`. Falls back to every table when the statement cannot be
+/// parsed here; planning will then report the error.
+pub fn tables_referenced(state: &datafusion::execution::SessionState, sql: &str) -> Vec<Table> {
     let dialect = datafusion::common::config::Dialect::Generic;
     let refs = state
         .sql_to_statement(sql, &dialect)
