@@ -3,7 +3,9 @@
 //!
 //! - **tables** for `query`, `report` and `replay` over log PATHs: in memory
 //!   ([`crate::loaded::Loaded`]), or, for inputs larger than memory, spilled through
-//!   partitions on disk (see [`runlog_core::ingest::spill`]) into a temporary warehouse;
+//!   partitions on disk (see [`runlog_core::ingest::spill`]) into the tables and columns
+//!   a question reads ([`spilled_tables`]), or, when those are not known, into a temporary
+//!   warehouse;
 //! - **a warehouse**, committed as [`CommitMode`] says: replacing everything, one shard's
 //!   entry (`--shard I/N`), or appended to (`--append`, [`crate::append`]: only what is new
 //!   is read).
@@ -48,13 +50,13 @@ pub enum Target<'a> {
     /// The tables, to query: in memory, or through `memory`'s spill partitions into a
     /// temporary warehouse (removed when dropped); with `shard`, only that shard's agents
     /// (the file accounting and rejects stay those of the whole input). A question that
-    /// names the derived tables it reads (`only`) and keeps some kinds of events
-    /// ([`IngestOptions::keep`]) spills only those events and gets those tables in memory
-    /// ([`spilled_tables`]).
+    /// names the tables and columns it reads (`only`) gets, when spilled, only those, in
+    /// memory ([`spilled_tables`]), from only the kinds of events they depend on
+    /// ([`IngestOptions::keep`]).
     Tables {
         memory: Memory,
         shard: Option<Shard>,
-        only: Option<&'a [Table]>,
+        only: Option<Only<'a>>,
     },
     /// The warehouse at `at` (a folder, or a store's URL for an append), committed as
     /// `write.commit` says.
@@ -64,13 +66,22 @@ pub enum Target<'a> {
     },
 }
 
+/// What a question reads: the tables it names and, when known, the columns it reads of
+/// each (`crate::plan_tables::Demand`).
+#[derive(Debug, Clone, Copy)]
+pub struct Only<'a> {
+    pub tables: &'a [Table],
+    pub columns: Option<&'a BTreeMap<Table, Vec<String>>>,
+}
+
 /// The tables [`Target::Tables`] made.
 pub enum Tables {
     /// In memory.
     Loaded(Box<Loaded>),
     /// Spilled: a temporary warehouse holding them, removed when dropped.
     Stored(tempfile::TempDir),
-    /// Spilled with kept kinds: the tables the question reads, as record batches.
+    /// Spilled, for a question whose columns are known: the tables it reads, with those
+    /// columns, as record batches.
     Kept(BTreeMap<Table, Vec<RecordBatch>>),
 }
 
@@ -151,13 +162,18 @@ pub fn run(
         Target::Tables {
             memory: Memory::Spilled(p),
             shard: None,
-            only: Some(tables),
-        } if opts.keep.is_some() => {
+            only:
+                Some(Only {
+                    tables,
+                    columns: Some(columns),
+                }),
+        } if opts.keep.is_some() || text_bytes(sources) <= WHOLE_TABLES_MAX_BYTES => {
             let spill = temp_dir("runlog-spill-")?;
-            let batches = spilled_tables::derived_tables(
+            let batches = spilled_tables::tables(
                 &resolved.inputs,
                 opts,
                 tables,
+                columns,
                 &spill.path().join("spill"),
                 p,
             )?;
@@ -272,6 +288,32 @@ pub enum Memory {
     Spilled(usize),
 }
 
+/// The bytes of text the inputs hold: local files' sizes on disk, objects' as listed,
+/// gzip and zstd files counted at 8 times their size.
+fn text_bytes(sources: &Sources) -> u64 {
+    sources
+        .files
+        .iter()
+        .map(|s| {
+            let len = s.bytes();
+            let name = s.name();
+            if name.ends_with(".gz") || name.ends_with(".zst") {
+                len * 8
+            } else {
+                len
+            }
+        })
+        .sum()
+}
+
+/// Input bytes up to which a spilled question that reads every event (`events`, `rejects`,
+/// `files`, or columns that depend on every kind) gets its tables in memory
+/// ([`spilled_tables`]); beyond, through a temporary warehouse, which holds about as much
+/// at any size. Those tables grow with the input: a report of 2 GB of logs peaked at 0.90
+/// GB and of 4 GB at 1.22 GB (against 0.66 GB through the warehouse), so this keeps such a
+/// question near 1 GB.
+pub const WHOLE_TABLES_MAX_BYTES: u64 = 5 << 29;
+
 /// Input bytes from which [`Memory::auto`] spills. In memory an ingest peaks at about 2.5
 /// times its input (~510 MB for 192 MB); from here on it would pass 1 GB, while spilled
 /// through partitions it costs about as much CPU (2.2 s against 2.1 s for those 192 MB).
@@ -296,19 +338,7 @@ impl Memory {
     /// [`Memory::auto`] for inputs already listed: local files' sizes on disk, objects'
     /// as listed.
     pub fn auto_for(sources: &Sources) -> Memory {
-        let bytes: u64 = sources
-            .files
-            .iter()
-            .map(|s| {
-                let name = s.name();
-                let len = s.bytes();
-                if name.ends_with(".gz") || name.ends_with(".zst") {
-                    len * 8
-                } else {
-                    len
-                }
-            })
-            .sum();
+        let bytes = text_bytes(sources);
         if bytes < SPILL_FROM_BYTES {
             Memory::InMemory
         } else {

@@ -1,5 +1,5 @@
 //! Where a command's SQL runs: the tokio runtime, the query context over a warehouse or over
-//! logs (in memory, or a temporary warehouse when large), on the local engine or Ballista.
+//! logs (in memory, or through spill partitions when large), on the local engine or Ballista.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,7 +53,8 @@ impl From<datafusion::prelude::SessionContext> for QueryContext {
 
 /// A context over a warehouse, or over logs ([`read_logs`]: in memory, only the tables
 /// and columns `demand`ed built, from the events they depend on, all when `None`; or, when
-/// large, a temporary warehouse: a query of 2 GB of logs held 3.7 GB in memory, 0.6 GB so).
+/// large, through spill partitions, into those tables or a temporary warehouse: a query of
+/// 2 GB of logs held 3.7 GB in memory, 0.6 GB so).
 pub(super) fn context(
     source: &Source,
     paths: &[PathBuf],
@@ -93,9 +94,9 @@ pub(super) fn context(
 /// Log PATHs read for `query`, `report` or `replay` ([`runlog::pipeline::run`]): in
 /// memory, or, when they are large ([`memory_for`]), through spill partitions: into a
 /// temporary warehouse (removed when dropped), so that reading 2 GB of logs holds about
-/// what an ingest of them does; or, for a question (`demand`) that keeps some kinds of
-/// events only, into the tables it reads ([`runlog::spilled_tables`]: 2 GB of logs held
-/// 1.6 GB in memory so, about 0.5 GB this way).
+/// what an ingest of them does; or, for a question (`demand`) whose columns are known,
+/// into the tables and columns it reads ([`runlog::spilled_tables`]), from only the kinds
+/// of events they depend on.
 pub(super) fn read_logs(
     source: &Source,
     paths: &[PathBuf],
@@ -110,7 +111,10 @@ pub(super) fn read_logs(
     let target = Target::Tables {
         memory: memory_for(source.spill_partitions, &sources),
         shard: None,
-        only: demand.map(|d| d.tables.as_slice()),
+        only: demand.map(|d| runlog::pipeline::Only {
+            tables: &d.tables,
+            columns: d.columns.as_ref(),
+        }),
     };
     let made = runlog::pipeline::run(&sources, &opts, target, download_progress(false, None));
     if let Some(b) = bar {

@@ -291,11 +291,12 @@ fn query_from_raw_files_and_from_sql_file() {
     assert_eq!(stdout(&o), "n\n8\n");
 }
 
-fn large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_answers() {
+fn large_logs_are_queried_through_spill_partitions_with_the_same_answers() {
     // `--spill-partitions P` takes the way logs of 256 MiB or more take by default: read
-    // through spill partitions under $TMPDIR, into a temporary warehouse queried there, or,
-    // for a question that depends on some kinds of events only (the finish reasons, the
-    // errors), into the tables it reads.
+    // through spill partitions under $TMPDIR into the tables and columns a question reads
+    // (from only the kinds of events it depends on: the finish reasons, the errors; from
+    // every event: the counts, the report), or, under a time window, into a temporary
+    // warehouse queried there.
     let d = tempfile::tempdir().unwrap();
     let logs = d.path().join("logs");
     let o = runlog(&[
@@ -380,6 +381,13 @@ fn large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_an
         report(&["--spill-partitions", "2"]),
         report(&["--spill-partitions", "0"])
     );
+    let window = ["--since", "2026-11-02", "--until", "2026-11-05"];
+    let windowed = report(&[&window[..], &["--spill-partitions", "2"]].concat());
+    assert_eq!(
+        windowed,
+        report(&[&window[..], &["--spill-partitions", "0"]].concat())
+    );
+    assert!(windowed.contains("\"window\""), "{windowed}");
     // The temporary warehouses are gone.
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
     // With a warehouse there is nothing to spill.
@@ -667,7 +675,7 @@ trials! {
     every_interface_table_and_column_has_its_type,
     ingest_then_query_every_table_in_every_format,
     query_from_raw_files_and_from_sql_file,
-    large_logs_are_queried_through_a_temporary_spilled_warehouse_with_the_same_answers,
+    large_logs_are_queried_through_spill_partitions_with_the_same_answers,
     errors_are_one_line_with_exit_1_and_usage_is_exit_2,
     max_rejects_fails_and_writes_nothing,
     replay_from_files_and_warehouse_agree,
