@@ -3,8 +3,8 @@
 //! `source` of every event, and building `data` (every payload copied once more) cost as
 //! much as the rest of the table. Each column holds the values [`crate::store::events_batches`]
 //! builds (the test below compares them). `root` and `source` are dictionaries
-//! ([`text_dict`]: a row costs a 4-byte key; spilled, a report of 1.9 GB of logs peaked at
-//! 0.90 GB with them, 1.09 GB with string views), the other text columns but `data` string
+//! ([`text_dict`]: a row costs a 4-byte key; spilled, a report of 1.96 GB of logs peaked
+//! at 0.90 GB with them, 1.09 GB with string views), the other text columns but `data` string
 //! views ([`text_view`]), which cost a row 16 bytes instead of a copy of its text.
 
 use std::sync::Arc;

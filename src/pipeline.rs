@@ -309,9 +309,9 @@ fn text_bytes(sources: &Sources) -> u64 {
 /// Input bytes up to which a spilled question that reads every event (`events`, `rejects`,
 /// `files`, or columns that depend on every kind) gets its tables in memory
 /// ([`spilled_tables`]); beyond, through a temporary warehouse, which holds about as much
-/// at any size. Those tables grow with the input: a report of 2 GB of logs peaked at 0.90
-/// GB and of 4 GB at 1.22 GB (against 0.66 GB through the warehouse), so this keeps such a
-/// question near 1 GB.
+/// at any size. Those tables grow with the input: a report of 1.96 GB of logs peaked at
+/// 0.87–0.90 GB and of 3.7 GB at 1.22 GB (through the warehouse: 0.63–0.75 GB at 1.96 GB,
+/// in 1.5 times the time), so this keeps such a question near 1 GB.
 pub const WHOLE_TABLES_MAX_BYTES: u64 = 5 << 29;
 
 /// Input bytes from which [`Memory::auto`] spills. In memory an ingest peaks at about 2.5
