@@ -38,13 +38,13 @@ pub mod loaded;
 
 pub mod append;
 
+pub mod events_projected;
+
 pub mod spilled_tables;
 
 pub mod pipeline;
 
 pub mod query;
-
-pub mod events_projected;
 
 pub mod plan_tables;
 
