@@ -67,7 +67,7 @@ pub(super) fn context(
             }
             Ok(runlog::query::context_from_warehouse(w)?.into())
         }
-        None => match read_logs(source, paths, demand)? {
+        None => match read_logs(source, paths, demand, None)? {
             Tables::Loaded(loaded) => {
                 let ctx = match demand {
                     Some(d) => d.context(&loaded)?,
@@ -96,11 +96,13 @@ pub(super) fn context(
 /// temporary warehouse (removed when dropped), so that reading 2 GB of logs holds about
 /// what an ingest of them does; or, for a question (`demand`) whose columns are known,
 /// into the tables and columns it reads ([`runlog::spilled_tables`]), from only the kinds
-/// of events they depend on.
+/// of events they depend on. With `root`, only that agent's events are kept (a replay: the
+/// other agents' canonical lines are read no further than their root).
 pub(super) fn read_logs(
     source: &Source,
     paths: &[PathBuf],
     demand: Option<&runlog::plan_tables::Demand>,
+    root: Option<&str>,
 ) -> Result<Tables> {
     if paths.is_empty() {
         bail!("give log PATHs or --warehouse DIR");
@@ -108,6 +110,7 @@ pub(super) fn read_logs(
     let sources = runlog::inputs::list(paths)?;
     let (mut opts, bar) = progress_options(&source.read, || sources.bytes());
     opts.keep = demand.and_then(|d| d.keep());
+    opts.root = root.map(std::sync::Arc::from);
     let target = Target::Tables {
         memory: memory_for(source.spill_partitions, &sources),
         shard: None,

@@ -52,7 +52,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             }
             runtime()?.block_on(runlog::replay::events_from_warehouse(w, &root))?
         }
-        None => match read_logs(&source, &paths, None)? {
+        None => match read_logs(&source, &paths, None, Some(&root))? {
             Tables::Loaded(loaded) => loaded
                 .ingested
                 .agents

@@ -388,6 +388,35 @@ fn large_logs_are_queried_through_spill_partitions_with_the_same_answers() {
         report(&[&window[..], &["--spill-partitions", "0"]].concat())
     );
     assert!(windowed.contains("\"window\""), "{windowed}");
+    // A replay reads only its agent's lines: the same as from the warehouse of every line,
+    // in memory and spilled, for the agents with the most events and with seq gaps.
+    let w = wh.to_str().unwrap();
+    let mut roots = Vec::new();
+    for sql in [
+        "SELECT root FROM agents ORDER BY events DESC, root LIMIT 3",
+        "SELECT root FROM agents WHERE seq_gaps > 0 ORDER BY root LIMIT 2",
+    ] {
+        let out = run(&["query", "-w", w, sql, "-f", "csv"]);
+        roots.extend(out.lines().skip(1).map(str::to_string));
+    }
+    roots.sort();
+    roots.dedup();
+    assert!(roots.len() >= 3, "{roots:?}");
+    for r in &roots {
+        let stored = run(&["replay", "-w", w, "--root", r]);
+        assert!(stored.lines().count() > 3, "{r}: {stored}");
+        for p in ["0", "2"] {
+            let from_logs = run(&[
+                "replay",
+                logs.to_str().unwrap(),
+                "--root",
+                r,
+                "--spill-partitions",
+                p,
+            ]);
+            assert_eq!(from_logs, stored, "{r}, --spill-partitions {p}");
+        }
+    }
     // The temporary warehouses are gone.
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
     // With a warehouse there is nothing to spill.

@@ -365,7 +365,7 @@ fn read_lines<R: BufRead>(
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
     let spill = opts.spill.as_deref().map(SpillBatch::new);
-    let mut lines = LineSink::new(ctx, opts.format, spill, opts.keep);
+    let mut lines = LineSink::new(ctx, opts.format, spill, opts.keep, opts.root.clone());
     loop {
         // A line that is whole in the reader's buffer is read there, without a copy; the
         // rest (a line across the buffer's end, a long one) by `next_line`.
@@ -478,6 +478,8 @@ struct LineSink<'c> {
     /// The kinds of canonical events kept (`None`: all); the other lines become
     /// [`Blocker`]s.
     keep: Option<KindSet>,
+    /// The one root whose canonical lines are kept (`None`: all; [`IngestOptions::root`]).
+    root: Option<std::sync::Arc<str>>,
 }
 
 enum Held {
@@ -491,6 +493,7 @@ impl<'c> LineSink<'c> {
         format: Format,
         spill: Option<SpillBatch<'c>>,
         keep: Option<KindSet>,
+        root: Option<std::sync::Arc<str>>,
     ) -> Self {
         let mut sink = LineSink {
             ctx,
@@ -504,6 +507,7 @@ impl<'c> LineSink<'c> {
             ids: Ids::default(),
             last_minute: LastMinute::default(),
             keep,
+            root,
         };
         if format != Format::Auto {
             sink.decide(format);
@@ -558,6 +562,12 @@ impl<'c> LineSink<'c> {
         match &mut self.importer {
             None => {
                 let file = self.ctx.file_idx;
+                if let Some(root) = &self.root {
+                    // A line of another agent is read no further than its root.
+                    if peek_head(line).is_some_and(|h| h.root != root.as_bytes()) {
+                        return;
+                    }
+                }
                 if let Some(keep) = self.keep {
                     // A line of a type not kept is read no further than its type.
                     if let Some(h) = peek_head(line) {
@@ -571,6 +581,10 @@ impl<'c> LineSink<'c> {
                 }
                 let keep = self.keep;
                 let env = parse_envelope_after(line, &mut self.last_minute);
+                let other = |r: &str| self.root.as_deref().is_some_and(|root| r != root);
+                if env.is_some_and(|e| other(e.root)) {
+                    return;
+                }
                 let decoded = match (env, &mut self.spill) {
                     (Some(env), Some(spill)) => {
                         match keep.filter(|k| !k.contains(Kind::of(env.kind))) {
@@ -588,6 +602,7 @@ impl<'c> LineSink<'c> {
                         Ok(())
                     }
                     (None, spill) => general(line, file, line_no).map(|ev| match spill {
+                        _ if other(ev.root.as_str()) => {}
                         Some(spill) if keep.is_none_or(|k| k.contains(Kind::of(&ev.kind))) => {
                             spill.event(&ev)
                         }

@@ -33,6 +33,12 @@ pub struct IngestOptions {
     /// ([`super::keep`]). Ignored when spilling. The tables that depend on other events
     /// (`events`, `rejects`, `files`, `agents`, ...) are then not to be built.
     pub keep: Option<crate::event::KindSet>,
+    /// Only this agent's events (`None`: every agent's), for a replay: a canonical line
+    /// of another root is read no further than its `root` and dropped (duplicates and
+    /// conflicts are settled per root, so it settles nothing for this one). Imported files
+    /// are decoded whole (their roots are resolved across files). The tables that depend on
+    /// every line (`rejects`, `files`, `agents`, ...) are then not to be built.
+    pub root: Option<std::sync::Arc<str>>,
 }
 
 /// Default [`IngestOptions::split_bytes`]: pieces small enough that two cores finish
@@ -49,6 +55,7 @@ impl Default for IngestOptions {
             spill: None,
             split_bytes: DEFAULT_SPLIT_BYTES,
             keep: None,
+            root: None,
         }
     }
 }
@@ -61,6 +68,7 @@ impl std::fmt::Debug for IngestOptions {
             .field("progress", &self.progress.is_some())
             .field("split_bytes", &self.split_bytes)
             .field("keep", &self.keep)
+            .field("root", &self.root)
             .finish()
     }
 }
