@@ -212,16 +212,22 @@ impl Kind {
     }
 
     /// The kind of an event `type`.
+    #[inline]
     pub fn of(kind: &str) -> Kind {
+        Kind::of_bytes(kind.as_bytes())
+    }
+
+    /// The kind of an event `type` given as its bytes: a listed type's kind, else
+    /// [`Kind::Other`] (whether or not the bytes are UTF-8; every listed type is ASCII).
+    pub fn of_bytes(b: &[u8]) -> Kind {
         // Listed types of 8 to 16 bytes (all but `log`) are looked up by a perfect hash of
         // their length, first and last eight bytes, and confirmed by comparing those three
         // integers: one slot read and one comparison, not text against every name.
-        let b = kind.as_bytes();
         let n = b.len();
         if !(8..=16).contains(&n) {
             return KINDS
                 .iter()
-                .find(|(_, name)| *name == kind)
+                .find(|(_, name)| name.as_bytes() == b)
                 .map_or(Kind::Other, |&(k, _)| k);
         }
         let first = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
