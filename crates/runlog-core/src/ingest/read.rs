@@ -572,10 +572,9 @@ impl<'c> LineSink<'c> {
                     // A line of a type not kept is read no further than its type.
                     if let Some(h) = peek_head(line) {
                         if kind_of(h.kind).is_some_and(|k| !keep.contains(k)) {
-                            if let Some(part) = self.part_of(h.root) {
-                                block(out, part, root_key(h.root), h.seq, line_no);
-                                return;
-                            }
+                            let key = root_key(h.root);
+                            block(out, self.part_of(key), key, h.seq, line_no);
+                            return;
                         }
                     }
                 }
@@ -589,8 +588,8 @@ impl<'c> LineSink<'c> {
                     (Some(env), Some(spill)) => {
                         match keep.filter(|k| !k.contains(Kind::of(env.kind))) {
                             Some(_) => {
-                                let part = spill.partition(env.root);
-                                block(out, part, root_key(env.root.as_bytes()), env.seq, line_no);
+                                let key = root_key(env.root.as_bytes());
+                                block(out, spill.partition_of_key(key), key, env.seq, line_no);
                             }
                             None => spill.envelope(&env, file, line_no),
                         }
@@ -607,8 +606,8 @@ impl<'c> LineSink<'c> {
                             spill.event(&ev)
                         }
                         Some(spill) => {
-                            let part = spill.partition(&ev.root);
-                            block(out, part, root_key(ev.root.as_bytes()), ev.seq, line_no);
+                            let key = root_key(ev.root.as_bytes());
+                            block(out, spill.partition_of_key(key), key, ev.seq, line_no);
                         }
                         None => keep_or_block(&mut self.grouper, out, ev, keep),
                     }),
@@ -636,13 +635,13 @@ impl<'c> LineSink<'c> {
         }
     }
 
-    /// The blockers' list of a root given as a line's bytes: its spill partition, or the
-    /// one list of a read in memory; `None` for a root that is not UTF-8 (its line is then
-    /// decoded in full, as a kept one is).
-    fn part_of(&self, root: &[u8]) -> Option<usize> {
+    /// The blockers' list of the root whose [`root_key`] is `key`: its spill partition, or
+    /// the one list of a read in memory. (A root that is not UTF-8 is a blocker's too: no
+    /// kept event has it, so it displaces none; `settle` confirms a match on the text.)
+    fn part_of(&self, key: u64) -> usize {
         match &self.spill {
-            None => Some(0),
-            Some(spill) => std::str::from_utf8(root).ok().map(|r| spill.partition(r)),
+            None => 0,
+            Some(spill) => spill.partition_of_key(key),
         }
     }
 
