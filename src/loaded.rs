@@ -17,18 +17,27 @@ use crate::store;
 /// Everything one ingest produced, in memory.
 pub struct Loaded {
     pub ingested: Ingested,
-    pub derived: Derived,
+    /// The derived tables in parts of consecutive agents, in `root` order
+    /// ([`runlog_core::reduce_parts`]): each table's batches are built part by part, and
+    /// the rows are never gathered into one list (a copy of every row, made on one core
+    /// while the other waited).
+    pub parts: Vec<Derived>,
     pub summary: Summary,
 }
 
 impl Loaded {
     /// Every table as record batches.
     pub fn batches(&self) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
-        store::all_batches(&self.ingested, &self.derived)
+        self.some_batches(store::TABLES)
     }
 
     /// The named tables as record batches.
     pub fn some_batches(&self, tables: &[Table]) -> Result<BTreeMap<Table, Vec<RecordBatch>>> {
-        store::some_batches(&self.ingested, &self.derived, tables)
+        store::some_batches_of(&self.ingested, &self.parts, tables)
+    }
+
+    /// The derived tables of every agent, gathered (a copy of every row).
+    pub fn derived(&self) -> Derived {
+        Derived::concat(self.parts.clone())
     }
 }

@@ -42,7 +42,7 @@ use runlog_core::ingest::{self, IngestOptions, Ingested, Inputs};
 use runlog_core::reduce::Derived;
 use runlog_core::shard::{Shard, SHARED_TABLES};
 use runlog_core::table::Table;
-use runlog_core::{reduce_all, reduce_parts, summarize, Summary};
+use runlog_core::{reduce_parts, summarize, Summary};
 
 /// What [`run`] makes of the logs.
 #[derive(Debug, Clone, Copy)]
@@ -253,15 +253,11 @@ fn load_resolved(
     if let Some(s) = shard {
         ingested.retain_shard(&s);
     }
-    let derived = reduce_all(&ingested);
-    let summary = summarize(
-        &ingested,
-        derived.intervals.len() as u64,
-        start.elapsed().as_secs_f64(),
-    );
+    let parts = reduce_in_parts(&ingested);
+    let summary = summarize(&ingested, intervals(&parts), start.elapsed().as_secs_f64());
     Ok(Loaded {
         ingested,
-        derived,
+        parts,
         summary,
     })
 }

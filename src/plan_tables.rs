@@ -104,7 +104,7 @@ impl Demand {
                     Table::Rejects | Table::Files => {
                         loaded.some_batches(&[t])?.remove(&t).unwrap_or_default()
                     }
-                    _ => vec![store::derived_batch_of(&loaded.derived, t, Some(read))?],
+                    _ => store::derived_batches_of(&loaded.parts, t, read)?,
                 };
                 Ok((t, batches))
             })

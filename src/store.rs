@@ -18,8 +18,8 @@ pub mod schema;
 pub mod write;
 
 pub use batch::{
-    all_batches, derived_batch, derived_batch_of, files_batch, rejects_batch, rows_batch,
-    some_batches, some_batches_of,
+    all_batches, derived_batch, derived_batch_of, derived_batches_of, files_batch, rejects_batch,
+    rows_batch, some_batches, some_batches_of,
 };
 pub use events::{events_batches, events_batches_sized};
 pub use read::{

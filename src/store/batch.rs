@@ -120,6 +120,24 @@ pub fn derived_batch_of(d: &Derived, table: Table, only: Option<&[String]>) -> R
     }
 }
 
+/// [`derived_batch_of`] with the columns `only` of the derived tables reduced in `parts`:
+/// a batch per part that has rows, in the parts' order (one empty batch when none has).
+pub fn derived_batches_of(
+    parts: &[Derived],
+    table: Table,
+    only: &[String],
+) -> Result<Vec<RecordBatch>> {
+    let mut batches = parts
+        .par_iter()
+        .map(|d| derived_batch_of(d, table, Some(only)))
+        .collect::<Result<Vec<_>>>()?;
+    batches.retain(|b| b.num_rows() > 0);
+    if batches.is_empty() {
+        batches.push(derived_batch_of(&Derived::default(), table, Some(only))?);
+    }
+    Ok(batches)
+}
+
 fn rows_batch_of<R: Row>(rows: &[R], only: Option<&[String]>) -> Result<RecordBatch> {
     let Some(only) = only else {
         return rows_batch(rows);

@@ -76,7 +76,7 @@ fn every_ready_query_returns_rows_on_the_samples() {
     }
 
     // The headline numbers agree with the reducer's rows.
-    let d = &loaded.derived;
+    let d = &loaded.derived();
     let settled = d.intervals.iter().filter(|i| i.status == "settled").count() as i64;
     assert_eq!(
         column_i64(&results["finish_reasons.sql"], "intervals")

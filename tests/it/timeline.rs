@@ -174,7 +174,7 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog_core::Event]) -> Ve
     let html = render_page(&t, &PageOptions::default());
     let els = elements(&html);
     let det = details(&html);
-    let rows = rows_of(&loaded.derived, root);
+    let rows = rows_of(&loaded.derived(), root);
     let lanes: Vec<String> = t.sessions.iter().map(|s| s.id.clone()).collect();
     let mut cmp =
         |what: &str, got: Vec<(Option<String>, i64)>, want: Vec<(Option<String>, i64)>| {
@@ -419,7 +419,7 @@ fn generated_log_draws_every_row_once() {
     let (n, problems) = check_loaded(&loaded);
     assert_eq!(n, 60);
     // The generated agents have every kind of element.
-    let d = &loaded.derived;
+    let d = &loaded.derived();
     assert!(!d.tool_calls.is_empty() && !d.errors.is_empty() && !d.callbacks.is_empty());
     assert!(d.intervals.iter().any(|i| i.status != "settled"));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -595,7 +595,7 @@ fn html_dir_links_every_notable_agent_up_to_the_cap() {
     let log = gen_log(tmp.path(), 150, 11, 0.08);
     let loaded =
         runlog::pipeline::load(std::slice::from_ref(&log), &Default::default()).expect("load");
-    let want = notable_roots(&loaded.derived);
+    let want = notable_roots(&loaded.derived());
     assert!(want.len() > 8, "only {} notable agents", want.len());
     let log = log.to_str().unwrap();
 
@@ -685,7 +685,7 @@ fn replay_html_writes_the_page_from_logs_and_from_a_warehouse() {
     assert_eq!(
         of_class(&a_els, "tl-turn").len(),
         loaded
-            .derived
+            .derived()
             .turns
             .iter()
             .filter(|t| t.root.as_str() == root)
