@@ -168,13 +168,13 @@ fn expected(
 }
 
 /// Checks one agent's page against its rows; returns the problems found.
-fn check_agent(loaded: &Loaded, root: &str, events: &[runlog_core::Event]) -> Vec<String> {
+fn check_agent(derived: &Derived, root: &str, events: &[runlog_core::Event]) -> Vec<String> {
     let mut problems = Vec::new();
     let t = build(root, events);
     let html = render_page(&t, &PageOptions::default());
     let els = elements(&html);
     let det = details(&html);
-    let rows = rows_of(&loaded.derived(), root);
+    let rows = rows_of(derived, root);
     let lanes: Vec<String> = t.sessions.iter().map(|s| s.id.clone()).collect();
     let mut cmp =
         |what: &str, got: Vec<(Option<String>, i64)>, want: Vec<(Option<String>, i64)>| {
@@ -378,8 +378,9 @@ fn check_agent(loaded: &Loaded, root: &str, events: &[runlog_core::Event]) -> Ve
 
 fn check_loaded(loaded: &Loaded) -> (usize, Vec<String>) {
     let mut problems = Vec::new();
+    let derived = loaded.derived();
     for a in &loaded.ingested.agents {
-        problems.extend(check_agent(loaded, &a.root, &a.events));
+        problems.extend(check_agent(&derived, &a.root, &a.events));
     }
     (loaded.ingested.agents.len(), problems)
 }
@@ -493,7 +494,7 @@ fn long_agent_bins_model_calls_and_stays_small() {
     let loaded = runlog::pipeline::load(&[log], &Default::default()).expect("load");
     let a = &loaded.ingested.agents[0];
     assert!(a.events.len() > 30_000, "{} events", a.events.len());
-    let problems = check_agent(&loaded, &a.root, &a.events);
+    let problems = check_agent(&loaded.derived(), &a.root, &a.events);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let html = render_page(&build(&a.root, &a.events), &PageOptions::default());
     assert!(html.len() < 5_000_000, "page of {} bytes", html.len());
@@ -727,7 +728,7 @@ fn strings_from_the_log_cannot_break_the_page() {
     let det = details(&html);
     let tool = det.iter().find(|d| d["kind"] == "tool call").expect("tool");
     assert_eq!(tool["name"], "</script><b>x</b>");
-    assert!(check_agent(&loaded, &a.root, &a.events).is_empty());
+    assert!(check_agent(&loaded.derived(), &a.root, &a.events).is_empty());
 }
 
 fn many_tool_calls_are_binned_and_the_page_stays_under_5_mb() {
@@ -759,7 +760,7 @@ fn many_tool_calls_are_binned_and_the_page_stays_under_5_mb() {
     std::fs::write(&log, text).unwrap();
     let loaded = runlog::pipeline::load(&[log], &Default::default()).expect("load");
     let a = &loaded.ingested.agents[0];
-    let problems = check_agent(&loaded, &a.root, &a.events);
+    let problems = check_agent(&loaded.derived(), &a.root, &a.events);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let html = render_page(&build(&a.root, &a.events), &PageOptions::default());
     assert!(html.len() < 5_000_000, "page of {} bytes", html.len());
