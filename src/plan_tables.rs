@@ -104,7 +104,7 @@ impl Demand {
                     Table::Rejects | Table::Files => {
                         loaded.some_batches(&[t])?.remove(&t).unwrap_or_default()
                     }
-                    _ => store::derived_batches_of(&loaded.parts, t, read)?,
+                    _ => store::derived_batches_of(&loaded.parts, t, Some(read))?,
                 };
                 Ok((t, batches))
             })

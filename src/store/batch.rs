@@ -120,20 +120,21 @@ pub fn derived_batch_of(d: &Derived, table: Table, only: Option<&[String]>) -> R
     }
 }
 
-/// [`derived_batch_of`] with the columns `only` of the derived tables reduced in `parts`:
-/// a batch per part that has rows, in the parts' order (one empty batch when none has).
+/// [`derived_batch_of`] of the derived tables reduced in `parts`
+/// ([`runlog_core::reduce_parts`]): a batch per part that has rows, in the parts' order (one
+/// empty batch when none has).
 pub fn derived_batches_of(
     parts: &[Derived],
     table: Table,
-    only: &[String],
+    only: Option<&[String]>,
 ) -> Result<Vec<RecordBatch>> {
     let mut batches = parts
         .par_iter()
-        .map(|d| derived_batch_of(d, table, Some(only)))
+        .map(|d| derived_batch_of(d, table, only))
         .collect::<Result<Vec<_>>>()?;
     batches.retain(|b| b.num_rows() > 0);
     if batches.is_empty() {
-        batches.push(derived_batch_of(&Derived::default(), table, Some(only))?);
+        batches.push(derived_batch_of(&Derived::default(), table, only)?);
     }
     Ok(batches)
 }
@@ -241,17 +242,7 @@ pub fn some_batches_of(
                 Table::Events => events_batches(ing)?,
                 Table::Rejects => vec![rejects_batch(ing)?],
                 Table::Files => vec![files_batch(&ing.files)?],
-                _ => {
-                    let mut batches = parts
-                        .par_iter()
-                        .map(|d| derived_batch(d, table))
-                        .collect::<Result<Vec<_>>>()?;
-                    batches.retain(|b| b.num_rows() > 0);
-                    if batches.is_empty() {
-                        batches.push(derived_batch(&Derived::default(), table)?);
-                    }
-                    batches
-                }
+                _ => derived_batches_of(parts, table, None)?,
             };
             Ok((table, batches))
         })
