@@ -268,7 +268,7 @@ impl HarnessImporter {
     fn release_held(&mut self, out: &mut Vec<Event>) {
         if let Some(h) = self.held.take() {
             let mut ev = h.event;
-            ev.data = h.data.to_string().into();
+            ev.data = super::json_text(&h.data).into();
             ev.index = PayloadIndex::of(&ev.kind, &ev.data);
             out.push(ev);
         }

@@ -77,7 +77,7 @@ impl Out {
     /// An event whose data is a JSON object with members (the synthetic events').
     fn push(&mut self, line: u64, ts: i64, phase: u8, ctx: &Ctx, kind: &str, data: Value) {
         debug_assert!(data.as_object().is_some_and(|m| !m.is_empty()));
-        let text = data.to_string();
+        let text = crate::import::json_text(&data);
         let index = PayloadIndex::of(kind, &text);
         self.pending_event(line, ts, phase, ctx, kind, text.into(), index);
     }
