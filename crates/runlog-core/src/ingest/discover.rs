@@ -3,7 +3,8 @@
 //! `.gz`/`.zst`) and the `.json` files whose
 //! content is a format an importer reads as a whole document (a Gemini CLI chat,
 //! [`crate::import::sniff_json_head`]); the others are skipped and counted. Also each file's
-//! name relative to the folder it was found under.
+//! name relative to the folder it was found under. Links to folders are followed, each
+//! folder walked once.
 //!
 //! What is read is an [`Inputs`] list: each file's local path, the name it is shown by (the
 //! `file` column, rejects, messages) and its relative name. For local files the name is the
@@ -12,6 +13,7 @@
 //! never shows a temporary path and orders files as it would the same files in a folder.
 
 use crate::error::{Error, Result};
+use std::collections::HashSet;
 use std::io::{self};
 use std::path::{Path, PathBuf};
 
@@ -101,6 +103,7 @@ impl Inputs {
 pub fn discover(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
+    let mut seen = HashSet::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| {
             if e.kind() == io::ErrorKind::NotFound {
@@ -110,7 +113,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
             }
         })?;
         if meta.is_dir() {
-            walk(p, &mut files, &mut skipped)?;
+            walk(p, &mut files, &mut skipped, &mut seen)?;
         } else {
             files.push(p.clone());
         }
@@ -125,14 +128,35 @@ pub fn discover(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok((files, skipped))
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> Result<()> {
+/// Adds the files under `dir` to `files` (logs) and `skipped` (the rest). A link to a folder
+/// is followed like a folder (a logs folder often links today's or another disk's folder),
+/// and a folder is walked once, by the first of its names in path order (`seen`: the folders
+/// walked, as their canonical paths), so a link back up the tree ends there.
+fn walk(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    skipped: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+) -> Result<()> {
+    let canonical = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    if !seen.insert(canonical) {
+        return Ok(());
+    }
     let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for entry in rd {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
+    let mut entries = rd
+        .map(|e| e.map_err(|e| Error::io(dir, e)))
+        .collect::<Result<Vec<_>>>()?;
+    // In path order, so that which name a folder is walked by does not depend on the
+    // order the file system lists it in.
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
         let path = entry.path();
         let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
-        if ft.is_dir() {
-            walk(&path, files, skipped)?;
+        // A link is followed to what it names (a broken link counts as a file).
+        let is_dir =
+            ft.is_dir() || (ft.is_symlink() && std::fs::metadata(&path).is_ok_and(|m| m.is_dir()));
+        if is_dir {
+            walk(&path, files, skipped, seen)?;
         } else if is_log_name(&entry.file_name().to_string_lossy())
             || is_read_json(&path)
             || super::database::is_read_database(&path)
@@ -234,6 +258,28 @@ mod tests {
         assert_eq!(files, [events.as_path(), chat.as_path()]);
         assert_eq!(found.skipped.len(), 2);
         assert_eq!(count_json(&found.skipped), 1);
+    }
+
+    /// A link to a folder is walked like the folder, under the link's name; a folder
+    /// reached by two names is read once, by the first in path order, and a link back
+    /// up the tree ends there.
+    #[cfg(unix)]
+    #[test]
+    fn linked_folders_are_followed_once() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("b.jsonl"), "{}\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let day = dir.path().join("2026-12-07");
+        std::fs::create_dir(&day).unwrap();
+        std::fs::write(day.join("a.jsonl"), "{}\n").unwrap();
+        symlink(&day, dir.path().join("latest")).unwrap();
+        symlink(outside.path(), dir.path().join("other-disk")).unwrap();
+        symlink(dir.path(), day.join("up")).unwrap();
+        let found = Inputs::discover(&[dir.path().to_path_buf()]).unwrap();
+        let rels: Vec<&str> = found.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["2026-12-07/a.jsonl", "other-disk/b.jsonl"]);
+        assert!(found.skipped.is_empty(), "{:?}", found.skipped);
     }
 
     /// Files of several sources are ordered by the names shown (which decides conflicts),
