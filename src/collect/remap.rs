@@ -31,6 +31,7 @@ pub fn map<E>(
         file_idx: 0,
         name: input.name.clone(),
         rel: input.rel.clone(),
+        keep: None,
     };
     let mut imp = OtlpImporter::new(&ctx);
     let mut events = Vec::new();

@@ -25,6 +25,7 @@ use super::{
     FileContext, Format, Importer, Unmapped,
 };
 use crate::event::Event;
+use crate::import::Payloads;
 
 /// A content block being streamed.
 enum Block {
@@ -73,6 +74,7 @@ impl Counts {
 }
 
 pub struct AnthropicImporter {
+    payloads: Payloads,
     /// The file's relative path: the ids until `message_start` names the message.
     rel: String,
     /// The message id (root = session = turn) once `message_start` was read.
@@ -96,6 +98,7 @@ pub struct AnthropicImporter {
 impl AnthropicImporter {
     pub fn new(ctx: &FileContext) -> Self {
         AnthropicImporter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             id: None,
             next_seq: 0,
@@ -170,7 +173,7 @@ impl AnthropicImporter {
             id,
             turn,
             kind,
-            data,
+            self.payloads.data(kind, data),
         ));
         self.next_seq += 1;
     }

@@ -38,6 +38,7 @@ use super::{
     FileContext, Format, Importer, Unmapped,
 };
 use crate::event::Event;
+use crate::import::Payloads;
 
 /// Token counts above this are taken as this (2^53, the largest exact JSON integer).
 const MAX_TOKENS: u64 = 1 << 53;
@@ -51,6 +52,7 @@ struct PendingStart {
 }
 
 pub struct CodexImporter {
+    payloads: Payloads,
     rel: String,
     /// `session_meta.payload.id`, once seen.
     session: Option<String>,
@@ -87,6 +89,7 @@ pub struct CodexImporter {
 impl CodexImporter {
     pub fn new(ctx: &FileContext) -> Self {
         CodexImporter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             session: None,
             file_start: 0,
@@ -148,6 +151,7 @@ impl CodexImporter {
         line: u64,
     ) {
         let session = self.session.as_deref().unwrap_or(&self.rel);
+        let data = self.payloads.data(kind, data);
         let mut ev = event(self.next_seq, ts, session, session, turn, kind, data);
         ev.line = line;
         self.next_seq += 1;

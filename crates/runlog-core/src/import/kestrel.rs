@@ -49,6 +49,7 @@ use super::{
     Importer,
 };
 use crate::event::Event;
+use crate::import::Payloads;
 
 #[derive(Default)]
 struct SessionState {
@@ -72,6 +73,7 @@ struct Sse {
 }
 
 pub struct KestrelImporter {
+    payloads: Payloads,
     rel: String,
     next_seq: u64,
     last_session: Option<String>,
@@ -98,6 +100,7 @@ fn str_of<'a>(m: Option<&'a Map<String, Value>>, k: &str) -> Option<&'a str> {
 impl KestrelImporter {
     pub fn new(ctx: &FileContext) -> Self {
         KestrelImporter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             next_seq: 0,
             last_session: None,
@@ -118,6 +121,7 @@ impl KestrelImporter {
         if at.syn {
             flag(&mut data, "ts_synthetic");
         }
+        let data = self.payloads.data(kind, data);
         let mut ev = event(self.next_seq, at.ts, session, session, turn, kind, data);
         ev.line = at.line;
         self.next_seq += 1;
@@ -689,6 +693,7 @@ mod tests {
             file_idx: 0,
             name: "k".into(),
             rel: "k".into(),
+            keep: None,
         };
         let mut imp = KestrelImporter::new(&ctx);
         let mut out = Vec::new();

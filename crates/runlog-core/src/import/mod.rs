@@ -32,7 +32,7 @@ use std::str::FromStr;
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{Event, PayloadIndex};
+use crate::event::{Event, Kind, KindSet, PayloadIndex};
 
 /// The format of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -284,6 +284,96 @@ pub struct FileContext {
     /// unrelated files never merge, and finds sibling files (`session.jsonl` beside
     /// `session.1.jsonl`, `<id>.jsonl` beside `<id>/subagents/`).
     pub rel: String,
+    /// The kinds of events the read keeps ([`crate::ingest::IngestOptions::keep`]; `None`:
+    /// all): an importer need not write the payloads of the others ([`Payloads`]).
+    pub keep: Option<KindSet>,
+}
+
+/// Which payloads an importer writes: every one, or, in a read for a question that keeps
+/// only some kinds of events ([`FileContext::keep`]), the others only as a digest. Events
+/// of the kinds not kept are dropped once assembled ([`crate::ingest::keep`]); until then
+/// their payloads matter only where two of an agent's events meet at one `seq` (from two
+/// files), and are compared to tell a duplicate (docs/semantics.md §1). A digest of the
+/// payload compares as the payload does, and costs less than writing it as text, which
+/// was a fifth of the CPU of a finish-reason query over real logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Payloads(Option<KindSet>);
+
+impl Payloads {
+    /// The payloads a file's importer writes.
+    pub fn of(ctx: &FileContext) -> Payloads {
+        Payloads(ctx.keep)
+    }
+
+    /// `data`, when events of type `kind` are kept; else `{"digest": …}`, 128 bits of the
+    /// payload [`event`] would write: equal payloads give equal digests.
+    pub fn data(self, kind: &str, data: Value) -> Value {
+        match self.0 {
+            Some(keep) if !keep.contains(Kind::of(kind)) => digest(data),
+            _ => data,
+        }
+    }
+}
+
+/// [`Payloads::data`]'s digest of `data`, as [`event`] writes it: nothing (`{}`) for no
+/// payload, a value that is not an object as `{"value": …}`. Objects' members are in key
+/// order (serde_json's map) and numbers are told apart as their text is (an integer from
+/// a float, `-0.0` from `0.0`), so two payloads digest alike exactly when their texts are
+/// alike, barring a 128-bit collision.
+fn digest(data: Value) -> Value {
+    let data = match data {
+        Value::Object(m) if m.is_empty() => return Value::Null,
+        Value::Null => return Value::Null,
+        object @ Value::Object(_) => object,
+        other => json!({ "value": other }),
+    };
+    let mut h = twox_hash::XxHash3_128::with_seed(0x7275_6e6c_6f67);
+    feed(&data, &mut h);
+    json!({ "digest": format!("{:032x}", h.finish_128()) })
+}
+
+/// Feeds `v` to `h`, each part tagged and each text's length first, so that no two values
+/// give the same bytes.
+fn feed(v: &Value, h: &mut twox_hash::XxHash3_128) {
+    let text = |h: &mut twox_hash::XxHash3_128, s: &str| {
+        h.write(&(s.len() as u64).to_le_bytes());
+        h.write(s.as_bytes());
+    };
+    match v {
+        Value::Null => h.write(b"n"),
+        Value::Bool(b) => h.write(if *b { b"t" } else { b"f" }),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                h.write(b"u");
+                h.write(&u.to_le_bytes());
+            } else if let Some(i) = n.as_i64() {
+                h.write(b"i");
+                h.write(&i.to_le_bytes());
+            } else {
+                h.write(b"d");
+                h.write(&n.as_f64().unwrap_or_default().to_bits().to_le_bytes());
+            }
+        }
+        Value::String(s) => {
+            h.write(b"s");
+            text(h, s);
+        }
+        Value::Array(a) => {
+            h.write(b"[");
+            h.write(&(a.len() as u64).to_le_bytes());
+            for x in a {
+                feed(x, h);
+            }
+        }
+        Value::Object(m) => {
+            h.write(b"{");
+            h.write(&(m.len() as u64).to_le_bytes());
+            for (k, x) in m {
+                text(h, k);
+                feed(x, h);
+            }
+        }
+    }
 }
 
 /// A stateful reader of one file of one source format.
@@ -325,6 +415,7 @@ pub(crate) mod testing {
             file_idx: 0,
             name: rel.to_string(),
             rel: rel.to_string(),
+            keep: None,
         }
     }
 
@@ -619,6 +710,50 @@ impl Unmapped {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A payload not kept digests alike with another exactly when [`event`] writes the two
+    /// alike.
+    #[test]
+    fn digests_compare_as_written_payloads_do() {
+        let payloads = [
+            json!(null),
+            json!({}),
+            json!({ "a": 1 }),
+            json!({ "a": 1.0 }),
+            json!({ "a": -0.0 }),
+            json!({ "a": 0.0 }),
+            json!({ "a": -1 }),
+            json!({ "a": "1" }),
+            json!({ "a": [1, 2] }),
+            json!({ "a": [[1], 2] }),
+            json!({ "a": [1, [2]] }),
+            json!({ "a": { "b": "c" } }),
+            json!({ "ab": "c" }),
+            json!({ "a": "bc" }),
+            json!({ "b": 1, "a": 1 }),
+            json!({ "a": 1, "b": 1 }),
+            json!(5),
+            json!({ "value": 5 }),
+            json!("x"),
+            json!({ "value": "x" }),
+        ];
+        let kept = Payloads(Some(KindSet::of(&[Kind::TurnEnd])));
+        for a in &payloads {
+            for b in &payloads {
+                let written = |v: &Value| event(0, 0, "r", "r", None, "log", v.clone()).data;
+                let digest = |v: &Value| {
+                    event(0, 0, "r", "r", None, "log", kept.data("log", v.clone())).data
+                };
+                assert_eq!(
+                    written(a) == written(b),
+                    digest(a) == digest(b),
+                    "{a} and {b}"
+                );
+            }
+        }
+        let end = json!({ "reason": { "kind": "completed" } });
+        assert_eq!(kept.data("turn/end", end.clone()), end);
+    }
 
     #[test]
     fn detects_each_format_from_a_typical_first_record() {

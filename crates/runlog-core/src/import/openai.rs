@@ -26,8 +26,10 @@ use super::{
     usage_inclusive, FileContext, Format, Importer, Unmapped,
 };
 use crate::event::Event;
+use crate::import::Payloads;
 
 pub struct OpenaiImporter {
+    payloads: Payloads,
     /// The file's relative path: the ids until `response.created` names the response.
     rel: String,
     /// The response id (root = session = turn) once known.
@@ -59,6 +61,7 @@ pub struct OpenaiImporter {
 impl OpenaiImporter {
     pub fn new(ctx: &FileContext) -> Self {
         OpenaiImporter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             id: None,
             start: 0,
@@ -90,7 +93,7 @@ impl OpenaiImporter {
             id,
             self.id.as_deref(),
             kind,
-            data,
+            self.payloads.data(kind, data),
         ));
         self.next_seq += 1;
     }

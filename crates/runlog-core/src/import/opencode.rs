@@ -32,9 +32,11 @@ use super::{
 };
 use crate::decode::excerpt;
 use crate::event::Event;
+use crate::import::Payloads;
 use std::collections::HashMap;
 
 pub struct OpencodeImporter {
+    payloads: Payloads,
     name: String,
     rel: String,
     /// Whether a line was read yet (the first tells a document from a stream).
@@ -75,6 +77,7 @@ pub fn is_run_event(o: &Map<String, Value>) -> bool {
 impl OpencodeImporter {
     pub fn new(ctx: &FileContext) -> Self {
         OpencodeImporter {
+            payloads: Payloads::of(ctx),
             name: ctx.name.clone(),
             rel: ctx.rel.clone(),
             started: false,
@@ -108,7 +111,7 @@ impl OpencodeImporter {
             session,
             turn,
             kind,
-            data,
+            self.payloads.data(kind, data),
         ));
         self.next_seq += 1;
     }
@@ -351,7 +354,7 @@ impl Importer for OpencodeImporter {
                     &session,
                     turn.as_deref(),
                     &kind,
-                    data,
+                    self.payloads.data(&kind, data),
                 ));
                 self.next_seq += 1;
             }

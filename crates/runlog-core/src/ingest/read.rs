@@ -237,6 +237,7 @@ pub(super) fn read_piece<R: Read>(
         file_idx,
         name: name.to_string(),
         rel: rel.to_string(),
+        keep: opts.keep,
     };
     let mut counting = BufReader::with_capacity(
         1 << 16,

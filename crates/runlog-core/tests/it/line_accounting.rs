@@ -54,6 +54,7 @@ fn account(path: &Path, base: &Path) -> (Format, Vec<u64>, usize) {
         file_idx: 0,
         name: rel.clone(),
         rel,
+        keep: None,
     };
     let mut imp: Box<dyn Importer> = importer(format, &ctx).expect("an importer");
     let mut out = Vec::new();
@@ -151,6 +152,7 @@ fn a_tool_use_cut_by_max_tokens_is_a_partial_call_holding_its_lines() {
         file_idx: 0,
         name: "cut.jsonl".into(),
         rel: "cut.jsonl".into(),
+        keep: None,
     };
     let mut imp = importer(Format::Anthropic, &ctx).unwrap();
     let mut out = Vec::new();

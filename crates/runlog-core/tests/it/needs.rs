@@ -191,6 +191,16 @@ fn kept_kinds_give_the_same_columns_on_golden_cases() {
     }
 }
 
+/// The real logs of every format (`tests/samples`): their importers leave out the
+/// payloads of the kinds not kept (`import::Payloads`), and the columns read are those of
+/// a whole read.
+#[test]
+fn kept_kinds_give_the_same_columns_on_real_samples() {
+    let samples = repo().join("tests/samples");
+    let checked = agree("tests/samples", &[samples], &IngestOptions::default());
+    assert!(checked > 5, "{checked} sets of kinds checked");
+}
+
 /// Generated logs with anomalies (duplicates, bad lines, truncated agents, malformed turn
 /// ends), in every layout and both mixes, read whole and in small pieces.
 #[test]

@@ -43,6 +43,7 @@ use super::{
     Importer, Unmapped,
 };
 use crate::event::Event;
+use crate::import::Payloads;
 use agents::{is_context_fork, subagent_path};
 
 /// The model message (`message.id`) whose block lines are being read.
@@ -91,6 +92,7 @@ struct Agent {
 }
 
 pub struct ClaudeCodeImporter {
+    payloads: Payloads,
     rel: String,
     next_seq: u64,
     /// The last `ts` given (µs); `None` before the first timestamp.
@@ -122,6 +124,7 @@ const INTERRUPT: &str = "[Request interrupted by user";
 impl ClaudeCodeImporter {
     pub fn new(ctx: &FileContext) -> Self {
         ClaudeCodeImporter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             next_seq: 0,
             last_ts: None,
@@ -196,6 +199,7 @@ impl ClaudeCodeImporter {
         data: Value,
     ) {
         let ts = self.last_ts.unwrap_or(0);
+        let data = self.payloads.data(kind, data);
         let mut ev = event(self.next_seq, ts, self.root(), session, turn, kind, data);
         ev.line = line;
         out.push(ev);

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::error::error_value;
 use super::Record;
 use crate::event::Event;
+use crate::import::Payloads;
 use crate::import::{
     event, flag, id_or, parse_rfc3339, unmapped, usage_inclusive, FileContext, Format,
 };
@@ -27,6 +28,7 @@ enum Last {
 }
 
 pub(crate) struct Emitter {
+    payloads: Payloads,
     rel: String,
     /// Earlier versions of messages written again, by message id.
     pub(crate) superseded: Vec<(String, Record)>,
@@ -77,6 +79,7 @@ fn tool_status(raw: &str) -> Option<&'static str> {
 impl Emitter {
     pub(crate) fn new(ctx: &FileContext) -> Self {
         Emitter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             superseded: Vec::new(),
             root: ctx.rel.clone(),
@@ -387,7 +390,7 @@ impl Emitter {
             &self.session,
             turn,
             kind,
-            data,
+            self.payloads.data(kind, data),
         );
         ev.line = line;
         self.next_seq += 1;

@@ -46,6 +46,7 @@ use serde_json::{Map, Value};
 
 use super::{event, flag, is_placeholder, unmapped, FileContext, Format, Importer, Unmapped};
 use crate::event::{Event, PayloadIndex};
+use crate::import::Payloads;
 use fields::turn_id;
 
 const SRC: Format = Format::Harness;
@@ -84,6 +85,7 @@ struct SeqBase {
 }
 
 pub struct HarnessImporter {
+    payloads: Payloads,
     rel: String,
     /// The next canonical seq (seqs only grow within a file).
     next_seq: u64,
@@ -122,6 +124,7 @@ struct NativeRecord {
 impl HarnessImporter {
     pub fn new(ctx: &FileContext) -> Self {
         HarnessImporter {
+            payloads: Payloads::of(ctx),
             rel: ctx.rel.clone(),
             next_seq: 0,
             native_next: 0,
@@ -234,7 +237,7 @@ impl HarnessImporter {
             session,
             turn,
             kind,
-            data,
+            self.payloads.data(kind, data),
         ));
     }
 
@@ -268,7 +271,10 @@ impl HarnessImporter {
     fn release_held(&mut self, out: &mut Vec<Event>) {
         if let Some(h) = self.held.take() {
             let mut ev = h.event;
-            ev.data = super::json_text(&h.data).into();
+            ev.data = match self.payloads.data(&ev.kind, h.data) {
+                Value::Null => "{}".into(),
+                data => super::json_text(&data).into(),
+            };
             ev.index = PayloadIndex::of(&ev.kind, &ev.data);
             out.push(ev);
         }

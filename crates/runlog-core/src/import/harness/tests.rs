@@ -142,6 +142,7 @@ fn odd_records_are_kept_never_panic() {
         file_idx: 0,
         name: "x".into(),
         rel: "x".into(),
+        keep: None,
     };
     let mut imp = HarnessImporter::new(&ctx);
     let mut out = Vec::new();
