@@ -294,8 +294,8 @@ pub struct FileContext {
 /// of the kinds not kept are dropped once assembled ([`crate::ingest::keep`]); until then
 /// their payloads matter only where two of an agent's events meet at one `seq` (from two
 /// files), and are compared to tell a duplicate (docs/semantics.md §1). A digest of the
-/// payload compares as the payload does, and costs less than writing it as text, which
-/// was a fifth of the CPU of a finish-reason query over real logs.
+/// payload compares as the payload does, and costs less than writing it as text (the
+/// finish-reason query over real logs takes 13 % less CPU).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Payloads(Option<KindSet>);
 
@@ -494,8 +494,8 @@ pub fn event(
 }
 
 /// A payload's text: `v` as compact JSON, the same bytes as its `Display`, written straight
-/// into a byte buffer (through `fmt::Formatter`, `Display` took about a third more of an
-/// import's time on Codex rollouts).
+/// into a byte buffer (`Display` goes through `fmt::Formatter`: a report over real logs
+/// took 7 % longer with it).
 pub(crate) fn json_text(v: &Value) -> String {
     // A `Value` always serializes: its map keys are strings and its numbers finite.
     serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
