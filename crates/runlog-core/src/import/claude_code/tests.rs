@@ -148,3 +148,28 @@ fn main_transcript_links_its_task_subagent() {
         .windows(2)
         .all(|w| w[0].ts <= w[1].ts && w[0].seq < w[1].seq));
 }
+
+/// A number is written back with every digit its record gave: the retry delay of a
+/// rate-limited call (tests/samples/claude-code-irrlicht, line 19, `"retryInMs":
+/// 1005.5267277985121`) is the nearest double, not one a bit away.
+#[test]
+fn numbers_keep_every_digit_of_the_record() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/samples/claude-code-irrlicht/e27a2eb5-44c0-47d2-917d-55f21505db6e.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let evs = run(&lines);
+    let end = evs
+        .iter()
+        .find(|e| e.line == 19 && e.kind == "model/end")
+        .unwrap();
+    assert!(
+        end.data
+            .as_str()
+            .contains(r#""retry_in_ms":1005.5267277985121"#),
+        "{}",
+        end.data.as_str()
+    );
+}
