@@ -54,6 +54,14 @@ fn run(lines: &[&str]) -> Vec<Event> {
     evs
 }
 
+/// The events of the sample file `rel` (under tests/samples), its blank lines skipped.
+fn run_sample(rel: &str) -> Vec<Event> {
+    let path = format!("{}/../../tests/samples/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    run(&lines)
+}
+
 #[test]
 fn api_error_line_is_a_model_error_and_time_never_runs_back() {
     let evs = run(&[
@@ -116,13 +124,7 @@ fn a_local_command_and_its_synthetic_answer_open_no_turn() {
 
 #[test]
 fn main_transcript_links_its_task_subagent() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/samples/claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let evs = run(&lines);
+    let evs = run_sample("claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl");
     let sid = "258c7280-ae70-4798-800f-63464d01a85d";
     let child = format!("{sid}/a881341");
     let starts: Vec<&Event> = evs.iter().filter(|e| e.kind == "session/start").collect();
@@ -154,13 +156,7 @@ fn main_transcript_links_its_task_subagent() {
 /// 1005.5267277985121`) is the nearest double, not one a bit away.
 #[test]
 fn numbers_keep_every_digit_of_the_record() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/samples/claude-code-irrlicht/e27a2eb5-44c0-47d2-917d-55f21505db6e.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let evs = run(&lines);
+    let evs = run_sample("claude-code-irrlicht/e27a2eb5-44c0-47d2-917d-55f21505db6e.jsonl");
     let end = evs
         .iter()
         .find(|e| e.line == 19 && e.kind == "model/end")
